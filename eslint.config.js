@@ -1,0 +1,29 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '**/dist/**', '.local/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // domain/ is pure: no I/O, no framework, no clock.
+    files: ['domain/src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['node:*', 'fs', 'net', 'http', 'kafkajs', 'ioredis', 'fastify', 'nodemailer', '@clickhouse/*', '@sendline/infra'] },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date'][arguments.length=0]", message: 'domain/ takes time from command metadata' },
+        { selector: "CallExpression[callee.object.name='Date'][callee.property.name='now']", message: 'domain/ takes time from command metadata' },
+        { selector: "CallExpression[callee.object.name='Math'][callee.property.name='random']", message: 'domain/ takes randomness from its caller' },
+      ],
+    },
+  },
+);
