@@ -1,0 +1,15 @@
+# Shared by start and test: the repository root and the npm dependencies.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+cd "$ROOT"
+
+say() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# Installs the npm dependencies when they are missing or older than the lockfile.
+ensure_dependencies() {
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    say "installing npm dependencies (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+}
+
+services_running() { bash infra/local/bin/infra status 2>/dev/null | grep -q ' up '; }

@@ -1,0 +1,450 @@
+import {
+  Kafka,
+  logLevel,
+  type logCreator,
+  type Admin,
+  type Consumer,
+  type EachBatchPayload,
+  type IHeaders,
+  type ITopicConfig,
+  type KafkaMessage,
+  type Producer,
+} from 'kafkajs';
+import { randomUUID } from 'node:crypto';
+import { declaredRetriable, describeCause, InfrastructureError } from '../errors';
+import { backoffDelay, sleep, type RetryOptions } from '../retry';
+import { EventCodec, type EncodableEvent } from '../registry/codec';
+import { routeEvent, type Route, type RoutableEvent } from './routing';
+import {
+  deadLetterTopicConfig,
+  deadLetterTopicOf,
+  defaultTopicNames,
+  MAX_EVENT_BYTES,
+  type TopicNames,
+} from './topics';
+
+export type StoredEvent = EncodableEvent & RoutableEvent;
+
+/** Where an event was read from. */
+export interface EventPosition {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+}
+
+export interface EventStoreOptions {
+  brokers: string[];
+  registryUrl: string;
+  clientId: string;
+  topics?: TopicNames;
+  /** How long an append waits for the broker's acknowledgement before failing (the API answers 503 then). */
+  appendTimeoutMs?: number;
+  logLevel?: logLevel;
+}
+
+/**
+ * kafkajs's log lines as one JSON line each on stderr. One warning is dropped on
+ * purpose: the producer's retries are bounded so that an append the broker does
+ * not acknowledge fails (and the API answers 503) instead of hanging forever.
+ */
+const logCreator: logCreator = () => (entry) => {
+  if (entry.log.message.startsWith('Limiting retries for the idempotent producer')) return;
+  const { message, ...rest } = entry.log;
+  process.stderr.write(
+    `${JSON.stringify({ level: entry.label, logger: 'kafkajs', namespace: entry.namespace, message, ...rest })}\n`,
+  );
+};
+
+export function createKafka(brokers: string[], clientId: string, level: logLevel = logLevel.WARN): Kafka {
+  return new Kafka({
+    clientId,
+    brokers,
+    logLevel: level,
+    logCreator,
+    retry: { initialRetryTime: 100, retries: 8 },
+    connectionTimeout: 3000,
+  });
+}
+
+// kafkajs prints a notice about its partitioner at every producer start unless told which one is meant.
+process.env.KAFKAJS_NO_PARTITIONER_WARNING ??= '1';
+
+/**
+ * The event store: appends events to their topics (idempotent producer, acks from
+ * all in-sync replicas, one batch per call) and runs handlers over topics as
+ * consumer groups with at-least-once processing.
+ */
+export class EventStore {
+  readonly kafka: Kafka;
+  readonly codec: EventCodec;
+  readonly topics: TopicNames;
+  private producer: Producer | undefined;
+  private connecting: Promise<Producer> | undefined;
+  private readonly appendTimeoutMs: number;
+
+  constructor(private readonly options: EventStoreOptions) {
+    this.kafka = createKafka(options.brokers, options.clientId, options.logLevel);
+    this.codec = new EventCodec(options.registryUrl);
+    this.topics = options.topics ?? defaultTopicNames;
+    this.appendTimeoutMs = options.appendTimeoutMs ?? 10_000;
+  }
+
+  route(event: StoredEvent): Route {
+    return routeEvent(event, this.topics);
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    if (this.producer) return Promise.resolve(this.producer);
+    this.connecting ??= (async () => {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        // Bounded: an append that cannot reach the broker must fail so the caller can answer 503.
+        retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+        allowAutoTopicCreation: false,
+      });
+      await producer.connect();
+      this.producer = producer;
+      return producer;
+    })().catch((cause: unknown) => {
+      this.connecting = undefined;
+      throw new InfrastructureError('KafkaUnavailable', `cannot connect to Kafka: ${describeCause(cause)}`, {
+        retriable: true,
+        cause,
+      });
+    });
+    return this.connecting;
+  }
+
+  /**
+   * Appends events, grouped by topic, in one request; resolves only when every
+   * in-sync replica acknowledged them. Events of one key keep their order.
+   */
+  async append(events: StoredEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const byTopic = new Map<string, { key: string; value: Buffer; headers: IHeaders }[]>();
+    for (const event of events) {
+      const { topic, key } = this.route(event);
+      const value = await this.codec.encode(topic, event);
+      const messages = byTopic.get(topic) ?? [];
+      messages.push({ key, value, headers: { 'event-type': event.type, 'event-id': event.metadata.eventId } });
+      byTopic.set(topic, messages);
+    }
+    const producer = await this.connectedProducer();
+    const send = producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new InfrastructureError('AppendTimeout', `Kafka did not acknowledge within ${this.appendTimeoutMs} ms`, {
+              // The append may still land: the caller must not assume either way.
+              retriable: false,
+            }),
+          ),
+        this.appendTimeoutMs,
+      );
+    });
+    try {
+      await Promise.race([send, timeout]);
+    } catch (cause) {
+      if (cause instanceof InfrastructureError) throw cause;
+      throw new InfrastructureError('AppendFailed', `Kafka refused the append: ${describeCause(cause)}`, {
+        retriable: declaredRetriable(cause) ?? false,
+        cause,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Creates the topics that do not exist yet; leaves existing ones as they are. */
+  async ensureTopics(configs: ITopicConfig[]): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      await ensureTopics(admin, configs);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  /**
+   * Runs `handle` over the topics as consumer group `groupId`, one batch at a time,
+   * at least once: a batch's offsets are committed only after `handle` returned.
+   * A batch that keeps failing is split into single events; an event that still
+   * fails after `maxAttempts` (or fails with a non-retriable error) goes to the
+   * topic's dead-letter topic with the error, and the partition moves on.
+   */
+  async consume(options: ConsumeOptions): Promise<RunningConsumer> {
+    const consumer = this.kafka.consumer({
+      groupId: options.groupId,
+      maxBytesPerPartition: MAX_EVENT_BYTES,
+      maxBytes: MAX_EVENT_BYTES * 2,
+      sessionTimeout: options.sessionTimeoutMs ?? 30_000,
+      heartbeatInterval: 3000,
+      retry: { retries: 10 },
+      allowAutoTopicCreation: false,
+    });
+    await this.ensureTopics(options.topics.map(deadLetterTopicConfig));
+    await consumer.connect();
+    await consumer.subscribe({ topics: options.topics, fromBeginning: options.fromBeginning ?? true });
+    const retryOptions: RetryOptions = {
+      maxAttempts: options.maxAttempts ?? 5,
+      initialDelayMs: options.initialRetryDelayMs ?? 200,
+      maxDelayMs: options.maxRetryDelayMs ?? 10_000,
+    };
+    const retryUnknown = options.retryUnknownErrors ?? true;
+    const isRetriable = (error: unknown) => declaredRetriable(error) ?? retryUnknown;
+    const stopping = new AbortController();
+
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
+      eachBatch: async (payload: EachBatchPayload) => {
+        const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+        const items: ConsumedEvent[] = [];
+        for (const message of batch.messages) {
+          const position = {
+            topic: batch.topic,
+            partition: batch.partition,
+            offset: message.offset,
+            key: keyOf(message),
+          };
+          try {
+            if (!message.value)
+              throw new InfrastructureError('EmptyValue', 'the message has no value', { retriable: false });
+            items.push({ event: (await this.codec.decode(message.value)) as StoredEvent, position, message });
+          } catch (error) {
+            // Undecodable: no handler can ever take it.
+            await this.deadLetter(batch.topic, message, error, 0);
+            items.push({ event: undefined, position, message });
+          }
+        }
+        const decoded = items.filter(
+          (item): item is ConsumedEvent & { event: StoredEvent } => item.event !== undefined,
+        );
+        const commitUpTo = async (offset: string) => {
+          resolveOffset(offset);
+          await commitOffsetsIfNecessary();
+          await heartbeat();
+        };
+        if (decoded.length > 0 && options.handleBatch) {
+          try {
+            await options.handleBatch(decoded);
+            const last = batch.messages.at(-1);
+            if (last) await commitUpTo(last.offset);
+            return;
+          } catch (error) {
+            if (!isRunning() || isStale()) return;
+            options.onError?.(error, undefined);
+            // Fall through: take the batch one event at a time, so one bad event cannot hold back the rest.
+          }
+        }
+        for (const item of items) {
+          if (!isRunning() || isStale()) return;
+          if (item.event) {
+            const single = item as ConsumedEvent & { event: StoredEvent };
+            for (let attempt = 1; ; attempt++) {
+              try {
+                if (options.handle) await options.handle(single);
+                else if (options.handleBatch) await options.handleBatch([single]);
+                break;
+              } catch (error) {
+                options.onError?.(error, single);
+                if (!isRetriable(error) || attempt >= retryOptions.maxAttempts) {
+                  await this.deadLetter(batch.topic, item.message, error, attempt);
+                  break;
+                }
+                await sleep(backoffDelay(attempt, retryOptions), stopping.signal);
+                if (!isRunning() || isStale()) return;
+                await heartbeat();
+              }
+            }
+          }
+          await commitUpTo(item.message.offset);
+        }
+      },
+    });
+
+    return {
+      consumer,
+      stop: async () => {
+        stopping.abort();
+        await consumer.disconnect();
+      },
+    };
+  }
+
+  private async deadLetter(topic: string, message: KafkaMessage, error: unknown, attempts: number): Promise<void> {
+    const producer = await this.connectedProducer();
+    await producer.send({
+      topic: deadLetterTopicOf(topic),
+      acks: -1,
+      messages: [
+        {
+          key: message.key,
+          value: message.value,
+          headers: {
+            ...message.headers,
+            'dead-letter-error': describeCause(error).slice(0, 2000),
+            'dead-letter-error-code': (error as { code?: string })?.code ?? 'Unknown',
+            'dead-letter-attempts': String(attempts),
+            'dead-letter-source-topic': topic,
+            'dead-letter-source-offset': message.offset,
+          },
+        },
+      ],
+    });
+  }
+
+  /**
+   * Reads topics from the beginning up to the end they had when the call started
+   * (for replay), in order per partition, with a throwaway consumer group.
+   * `onProgress` receives the count read so far and the total to read.
+   */
+  async readAll(
+    topics: string[],
+    handleBatch: (events: ConsumedEvent[]) => Promise<void>,
+    onProgress?: (read: number, total: number) => void,
+  ): Promise<number> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    const ends = new Map<string, bigint>();
+    let total = 0n;
+    try {
+      for (const topic of topics) {
+        for (const p of await admin.fetchTopicOffsets(topic)) {
+          const end = BigInt(p.high);
+          const start = BigInt(p.low);
+          if (end > start) {
+            ends.set(`${topic}:${p.partition}`, end);
+            total += end - start;
+          }
+        }
+      }
+    } finally {
+      await admin.disconnect();
+    }
+    if (ends.size === 0) return 0;
+    const groupId = `replay-${randomUUID()}`;
+    const consumer = this.kafka.consumer({
+      groupId,
+      maxBytesPerPartition: MAX_EVENT_BYTES,
+      allowAutoTopicCreation: false,
+    });
+    let read = 0;
+    let failure: unknown;
+    await consumer.connect();
+    await consumer.subscribe({ topics, fromBeginning: true });
+    const done = new Promise<void>((resolve) => {
+      void consumer.run({
+        autoCommit: false,
+        eachBatch: async ({ batch, heartbeat }) => {
+          const slot = `${batch.topic}:${batch.partition}`;
+          const end = ends.get(slot);
+          if (end === undefined || failure) return;
+          const items: ConsumedEvent[] = [];
+          for (const message of batch.messages) {
+            if (BigInt(message.offset) >= end) break;
+            if (!message.value) continue;
+            const position = {
+              topic: batch.topic,
+              partition: batch.partition,
+              offset: message.offset,
+              key: keyOf(message),
+            };
+            try {
+              items.push({ event: (await this.codec.decode(message.value)) as StoredEvent, position, message });
+            } catch {
+              // Undecodable events were dead-lettered by the live consumer; replay skips them the same way.
+            }
+          }
+          try {
+            if (items.length > 0) await handleBatch(items);
+          } catch (error) {
+            failure = error;
+            resolve();
+            return;
+          }
+          read += batch.messages.filter((m) => BigInt(m.offset) < end).length;
+          onProgress?.(read, Number(total));
+          await heartbeat();
+          const last = batch.messages.at(-1);
+          if (last && BigInt(last.offset) + 1n >= end) ends.delete(slot);
+          if (ends.size === 0) resolve();
+        },
+      });
+    });
+    await done;
+    await consumer.disconnect();
+    const admin2 = this.kafka.admin();
+    await admin2.connect();
+    await admin2.deleteGroups([groupId]).catch(() => undefined);
+    await admin2.disconnect();
+    if (failure) throw failure;
+    return read;
+  }
+
+  async disconnect(): Promise<void> {
+    const producer = this.producer;
+    this.producer = undefined;
+    this.connecting = undefined;
+    await producer?.disconnect();
+  }
+}
+
+export interface ConsumedEvent<E extends StoredEvent | undefined = StoredEvent | undefined> {
+  event: E;
+  position: EventPosition;
+  message: KafkaMessage;
+}
+
+export interface ConsumeOptions {
+  groupId: string;
+  topics: string[];
+  /** One event at a time. */
+  handle?: (item: ConsumedEvent<StoredEvent>) => Promise<void>;
+  /** A whole batch at once (projectors writing in bulk); falls back to single events when it throws. */
+  handleBatch?: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>;
+  fromBeginning?: boolean;
+  /** Attempts per event before it goes to the dead-letter topic (default 5). */
+  maxAttempts?: number;
+  initialRetryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /**
+   * Whether an error that does not declare `retriable` is retried (default true).
+   * The sender sets false: an unknown failure retried blindly is a duplicate email.
+   */
+  retryUnknownErrors?: boolean;
+  partitionsConsumedConcurrently?: number;
+  sessionTimeoutMs?: number;
+  onError?: (error: unknown, item: ConsumedEvent<StoredEvent> | undefined) => void;
+}
+
+export interface RunningConsumer {
+  consumer: Consumer;
+  stop(): Promise<void>;
+}
+
+function keyOf(message: KafkaMessage): string | null {
+  return message.key ? message.key.toString('utf8') : null;
+}
+
+export async function ensureTopics(admin: Admin, configs: ITopicConfig[]): Promise<void> {
+  const existing = new Set(await admin.listTopics());
+  const missing = configs.filter((config) => !existing.has(config.topic));
+  if (missing.length === 0) return;
+  try {
+    await admin.createTopics({ topics: missing, waitForLeaders: true });
+  } catch (error) {
+    // Another process may have created one of them in the meantime.
+    const still = new Set(await admin.listTopics());
+    if (missing.some((config) => !still.has(config.topic))) throw error;
+  }
+}

@@ -1,0 +1,83 @@
+import type { ITopicConfig } from 'kafkajs';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Message activity is kept 30 days; the topic keeps 3 more so a projector that fell behind still finds its events. */
+export const MESSAGE_RETENTION_DAYS = 30;
+export const MESSAGE_TOPIC_RETENTION_MS = (MESSAGE_RETENTION_DAYS + 3) * DAY_MS;
+/** A message may carry 10 MB of content; base64 and the Avro envelope add about a third. */
+export const MAX_EVENT_BYTES = 20 * 1024 * 1024;
+
+export interface TopicNames {
+  messages: string;
+  suppressions: string;
+  accounts: string;
+  /** Deferred deliveries waiting for their next attempt (the sender's durable retry schedule). */
+  deliveryRetries: string;
+}
+
+export const defaultTopicNames: TopicNames = {
+  messages: 'email.messages',
+  suppressions: 'email.suppressions',
+  accounts: 'accounts',
+  deliveryRetries: 'email.delivery-retries',
+};
+
+/** Topics with their partitions, retention and compaction (the architecture page's table). */
+export function topicConfigs(names: TopicNames = defaultTopicNames, partitions = 6): ITopicConfig[] {
+  return [
+    {
+      topic: names.messages,
+      numPartitions: partitions,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'delete' },
+        { name: 'retention.ms', value: String(MESSAGE_TOPIC_RETENTION_MS) },
+        { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+      ],
+    },
+    {
+      topic: names.suppressions,
+      numPartitions: partitions,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'compact' },
+        { name: 'retention.ms', value: '-1' },
+        { name: 'min.compaction.lag.ms', value: String(DAY_MS) },
+      ],
+    },
+    {
+      topic: names.accounts,
+      numPartitions: 3,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'compact' },
+        { name: 'retention.ms', value: '-1' },
+        { name: 'min.compaction.lag.ms', value: String(DAY_MS) },
+      ],
+    },
+    {
+      topic: names.deliveryRetries,
+      numPartitions: partitions,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'delete' },
+        // A retry may wait up to 72 hours; keep a margin past that.
+        { name: 'retention.ms', value: String(5 * DAY_MS) },
+        { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+      ],
+    },
+  ];
+}
+
+/** Dead letters of a topic: events a handler could not process, with the error in their headers. */
+export function deadLetterTopicOf(topic: string): string {
+  return `${topic}.dead-letter`;
+}
+
+export function deadLetterTopicConfig(topic: string): ITopicConfig {
+  return {
+    topic: deadLetterTopicOf(topic),
+    numPartitions: 1,
+    configEntries: [
+      { name: 'retention.ms', value: String(30 * DAY_MS) },
+      { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+    ],
+  };
+}

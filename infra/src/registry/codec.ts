@@ -1,0 +1,142 @@
+import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import { fullNameOf, schemaOf, type AvroRecordSchema } from '@sendline/schemas';
+import { InfrastructureError } from '../errors';
+
+export interface EncodableEvent {
+  type: string;
+  data: object;
+  metadata: { eventId: string; organizationId: string; occurredAt: number; schemaVersion: number };
+}
+
+/** The Avro record of an event: the envelope's metadata flattened, `data` nested. */
+export function toAvroRecord(event: EncodableEvent): Record<string, unknown> {
+  return {
+    eventId: event.metadata.eventId,
+    organizationId: event.metadata.organizationId,
+    occurredAt: event.metadata.occurredAt,
+    schemaVersion: event.metadata.schemaVersion,
+    data: nullifyUndefined(event.data),
+  };
+}
+
+export function fromAvroRecord(type: string, record: Record<string, unknown>): EncodableEvent {
+  return {
+    type,
+    data: undefinedForNull(record.data) as object,
+    metadata: {
+      eventId: record.eventId as string,
+      organizationId: record.organizationId as string,
+      occurredAt: Number(record.occurredAt),
+      schemaVersion: record.schemaVersion as number,
+    },
+  };
+}
+
+// Optional fields are `undefined` in TypeScript and `null` in Avro.
+function nullifyUndefined(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(nullifyUndefined);
+  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, v === undefined ? null : nullifyUndefined(v)]));
+  }
+  return value;
+}
+
+function undefinedForNull(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(undefinedForNull);
+  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = undefinedForNull(v);
+    return out;
+  }
+  return value;
+}
+
+/** Subject of an event type on a topic: TopicRecordNameStrategy, `<topic>-<namespace.Record>`. */
+export function subjectOf(topic: string, schema: AvroRecordSchema): string {
+  return `${topic}-${fullNameOf(schema)}`;
+}
+
+/**
+ * Encodes events in the Confluent wire format (magic byte, schema id, Avro body)
+ * and decodes them back, through the schema registry. Schema ids are cached per
+ * subject, so a schema is registered once per process.
+ */
+export class EventCodec {
+  readonly registry: SchemaRegistry;
+  private readonly ids = new Map<string, Promise<number>>();
+  private readonly typeById = new Map<number, Promise<string>>();
+
+  constructor(registryUrl: string) {
+    this.registry = new SchemaRegistry({ host: registryUrl, retry: { retries: 3 } });
+  }
+
+  /** Registers (once) the event type's schema under its subject on `topic`, compatibility BACKWARD. */
+  schemaId(topic: string, eventType: string): Promise<number> {
+    const schema = schemaOf(eventType);
+    const subject = subjectOf(topic, schema);
+    let id = this.ids.get(subject);
+    if (!id) {
+      id = this.registry
+        .register(
+          { type: SchemaType.AVRO, schema: JSON.stringify(schema) },
+          { subject, compatibility: COMPATIBILITY.BACKWARD },
+        )
+        .then((registered) => registered.id)
+        .catch((cause: unknown) => {
+          this.ids.delete(subject);
+          throw new InfrastructureError('SchemaRegistrationFailed', `could not register ${subject}: ${String(cause)}`, {
+            retriable: true,
+            cause,
+          });
+        });
+      this.ids.set(subject, id);
+    }
+    return id;
+  }
+
+  async encode(topic: string, event: EncodableEvent): Promise<Buffer> {
+    const id = await this.schemaId(topic, event.type);
+    try {
+      return await this.registry.encode(id, toAvroRecord(event));
+    } catch (cause) {
+      throw new InfrastructureError(
+        'EventEncodingFailed',
+        `event ${event.type} does not fit its schema: ${String(cause)}`,
+        {
+          retriable: false,
+          cause,
+        },
+      );
+    }
+  }
+
+  async decode(value: Buffer): Promise<EncodableEvent> {
+    if (value.length < 5 || value[0] !== 0) {
+      throw new InfrastructureError('NotConfluentAvro', 'the value is not in the Confluent Avro wire format', {
+        retriable: false,
+      });
+    }
+    const id = value.readInt32BE(1);
+    const type = await this.typeOf(id);
+    const reader = schemaOf(type);
+    const record = (await this.registry.decode(value, {
+      [SchemaType.AVRO]: { readerSchema: reader as unknown as Parameters<SchemaRegistry['encode']>[1] },
+    })) as Record<string, unknown>;
+    return fromAvroRecord(type, record);
+  }
+
+  private typeOf(id: number): Promise<string> {
+    let type = this.typeById.get(id);
+    if (!type) {
+      type = this.registry.getSchema(id).then((schema) => {
+        const name = (schema as { name?: string }).name;
+        if (!name)
+          throw new InfrastructureError('UnknownSchema', `schema ${id} has no record name`, { retriable: false });
+        return name.split('.').pop() as string;
+      });
+      type.catch(() => this.typeById.delete(id));
+      this.typeById.set(id, type);
+    }
+    return type;
+  }
+}

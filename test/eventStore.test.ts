@@ -1,0 +1,192 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deadLetterTopicOf, EventStore, type RunningConsumer, type StoredEvent } from '@sendline/infra';
+import { eventually, freshEventStore, uniqueName } from './support/services';
+
+function memberAdded(organizationId: string, email: string, role = 'developer'): StoredEvent {
+  return {
+    type: 'MemberAdded',
+    data: { email, role },
+    metadata: { eventId: randomUUID(), organizationId, occurredAt: Date.now(), schemaVersion: 1 },
+  };
+}
+
+async function readEverything(store: EventStore, topic: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  await store.readAll([topic], async (items) => {
+    for (const item of items) if (item.event) events.push(item.event);
+  });
+  return events;
+}
+
+describe('the Kafka event store', () => {
+  let store: EventStore;
+  const running: RunningConsumer[] = [];
+  beforeAll(async () => {
+    store = await freshEventStore('event-store-test');
+  });
+  afterAll(async () => {
+    for (const consumer of running) await consumer.stop();
+    await store.disconnect();
+  });
+
+  it('reads back exactly the events it appended', async () => {
+    const org = randomUUID();
+    const events = [
+      memberAdded(org, 'a@example.com', 'admin'),
+      memberAdded(org, 'b@example.com'),
+      memberAdded(randomUUID(), 'c@example.com'),
+    ];
+    await store.append(events);
+    const read = await readEverything(store, store.topics.accounts);
+    for (const event of events) expect(read).toContainEqual(event);
+  });
+
+  it('keeps the order of the events of one key', async () => {
+    const org = randomUUID();
+    const email = `${uniqueName('order')}@example.com`;
+    const events = Array.from({ length: 40 }, (_, i) => memberAdded(org, email, i % 2 ? 'viewer' : 'developer'));
+    for (let i = 0; i < events.length; i += 8) await store.append(events.slice(i, i + 8));
+    const read = (await readEverything(store, store.topics.accounts)).filter((e) => e.metadata.organizationId === org);
+    expect(read.map((e) => e.metadata.eventId)).toEqual(events.map((e) => e.metadata.eventId));
+  });
+
+  it('delivers an event again when the consumer crashed after handling it but before committing', async () => {
+    const own = await freshEventStore('crash-test');
+    const group = uniqueName('crash-group');
+    const event = memberAdded(randomUUID(), 'crash@example.com');
+    await own.append([event]);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'test/fixtures/crashingConsumer.ts'], {
+      env: { ...process.env, TEST_TOPICS: JSON.stringify(own.topics), TEST_GROUP: group },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const handled = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the crashing consumer never handled the event')), 45_000);
+      createInterface({ input: child.stdout }).on('line', (line) => {
+        if (line.startsWith('handled ')) {
+          clearTimeout(timer);
+          resolve(line.slice('handled '.length));
+        }
+      });
+    });
+    expect(handled).toBe(event.metadata.eventId);
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    const seen: string[] = [];
+    running.push(
+      await own.consume({
+        groupId: group,
+        topics: [own.topics.accounts],
+        sessionTimeoutMs: 6000,
+        handle: async ({ event: again }) => {
+          seen.push(again.metadata.eventId);
+        },
+      }),
+    );
+    await eventually(async () => (seen.length > 0 ? true : undefined), 45_000, 'the event to be delivered again');
+    expect(seen).toEqual([event.metadata.eventId]);
+    await own.disconnect();
+  });
+
+  it('sends an event that keeps failing to the dead-letter topic with the error, and goes on with the next', async () => {
+    const org = randomUUID();
+    const poison = memberAdded(org, 'poison@example.com');
+    const good = memberAdded(org, 'poison@example.com', 'viewer'); // same key, so it waits behind the poison
+    await store.append([poison, good]);
+    const attempts = new Map<string, number>();
+    const handled: string[] = [];
+    running.push(
+      await store.consume({
+        groupId: uniqueName('dlq-group'),
+        topics: [store.topics.accounts],
+        maxAttempts: 3,
+        initialRetryDelayMs: 10,
+        handle: async ({ event }) => {
+          if (event.metadata.organizationId !== org) return;
+          const n = (attempts.get(event.metadata.eventId) ?? 0) + 1;
+          attempts.set(event.metadata.eventId, n);
+          if (event.metadata.eventId === poison.metadata.eventId) throw new Error('projector bug: cannot handle this');
+          handled.push(event.metadata.eventId);
+        },
+      }),
+    );
+    await eventually(async () => (handled.length > 0 ? true : undefined), 30_000, 'the next event to be handled');
+    expect(handled).toEqual([good.metadata.eventId]);
+    expect(attempts.get(poison.metadata.eventId)).toBe(3);
+
+    const dead = await readDeadLetters(store, deadLetterTopicOf(store.topics.accounts));
+    const letter = dead.find((d) => d.eventId === poison.metadata.eventId);
+    expect(letter?.error).toContain('projector bug');
+    expect(letter?.attempts).toBe('3');
+  });
+
+  it('sends a value that is not an event of ours to the dead-letter topic without calling the handler', async () => {
+    const producer = store.kafka.producer();
+    await producer.connect();
+    const key = uniqueName('garbage');
+    await producer.send({ topic: store.topics.accounts, messages: [{ key, value: Buffer.from('not avro at all') }] });
+    await producer.disconnect();
+    let handlerCalls = 0;
+    running.push(
+      await store.consume({
+        groupId: uniqueName('garbage-group'),
+        topics: [store.topics.accounts],
+        handle: async () => {
+          handlerCalls++;
+        },
+      }),
+    );
+    const letter = await eventually(
+      async () => {
+        const dead = await readDeadLetters(store, deadLetterTopicOf(store.topics.accounts));
+        return dead.find((d) => d.key === key);
+      },
+      30_000,
+      'the dead letter',
+    );
+    expect(letter.code).toBe('NotConfluentAvro');
+    expect(handlerCalls).toBeGreaterThan(0); // the real events around it were still handled
+  });
+});
+
+interface DeadLetter {
+  key: string | null;
+  eventId: string | undefined;
+  error: string | undefined;
+  code: string | undefined;
+  attempts: string | undefined;
+}
+
+async function readDeadLetters(store: EventStore, topic: string): Promise<DeadLetter[]> {
+  const consumer = store.kafka.consumer({ groupId: uniqueName('dead-letter-reader') });
+  const admin = store.kafka.admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const total = offsets.reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  const letters: DeadLetter[] = [];
+  if (total === 0) return letters;
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  await new Promise<void>((resolve) => {
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        const header = (name: string) => message.headers?.[name]?.toString();
+        letters.push({
+          key: message.key?.toString() ?? null,
+          eventId: header('event-id'),
+          error: header('dead-letter-error'),
+          code: header('dead-letter-error-code'),
+          attempts: header('dead-letter-attempts'),
+        });
+        if (letters.length >= total) resolve();
+      },
+    });
+  });
+  await consumer.disconnect();
+  return letters;
+}
