@@ -8,3 +8,8 @@ export * from './registry/codec';
 export * from './clickhouse/client';
 export * from './clickhouse/migrations';
 export * from './redis/client';
+export * from './views/suppressionView';
+export * from './views/accountsView';
+export * from './views/allowance';
+export * from './views/idempotency';
+export * from './activity/types';

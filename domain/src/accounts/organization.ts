@@ -1,0 +1,225 @@
+import type { DomainEvent } from '../event';
+import type { ApiKeyMode, Role, Scope } from './rules';
+
+/**
+ * The organization aggregate: events, state, initialOrganizationState and evolveOrganization (the decider
+ * pieces; decideOrganization is in commands.ts).
+ *
+ * One aggregate per organization. Its members, domains, API keys and allowance are decided together,
+ * because some rules span entities (the last admin cannot leave; a domain or key id exists once), and
+ * the organization is the consistency boundary of the account. Its stream is every account event whose
+ * metadata.organizationId is the organization's id.
+ *
+ * On Kafka, however, account events go to a *compacted* topic, and compaction keeps only the last event
+ * per key. Keyed by organization id, compaction would drop everything but the organization's latest
+ * event. So each event is keyed by the entity it changes (accountEventKey below), and each event carries
+ * enough to rebuild its entity on its own:
+ * - OrganizationCreated, MemberAdded, DomainAdded, ApiKeyIssued and AllowanceSet hold the whole entity;
+ * - DomainVerified repeats the whole domain (with its DKIM keys), because it replaces DomainAdded under the
+ *   domain's key: a DomainVerified that held only the name would lose the DKIM private key to compaction;
+ * - ApiKeyRevoked likewise repeats the whole key (with its digest, so the key view can find and mark it);
+ * - MemberRemoved and DomainRemoved end their entity and need only its name.
+ * evolveOrganization lets entities depend neither on each other's events nor on arriving in order
+ * across keys (a compacted, partitioned topic keeps order per key only): a DomainVerified or ApiKeyRevoked
+ * whose first event was compacted away rebuilds the entity from its own data.
+ */
+
+export type OrganizationCreated = DomainEvent<
+  'OrganizationCreated',
+  { organizationId: string; name: string; adminEmail: string }
+>;
+export type MemberAdded = DomainEvent<'MemberAdded', { email: string; role: Role }>;
+export type MemberRemoved = DomainEvent<'MemberRemoved', { email: string }>;
+
+export interface DomainKeys {
+  domain: string;
+  verificationToken: string;
+  dkimSelector: string;
+  /** SPKI public key, PEM or base64 DER. */
+  dkimPublicKey: string;
+  /** The DKIM private key, encrypted by the caller; opaque to the domain. */
+  dkimPrivateKeyEncrypted: string;
+}
+export type DomainAdded = DomainEvent<'DomainAdded', DomainKeys>;
+/** The whole domain again (see above); verifiedAt is the event's occurredAt. */
+export type DomainVerified = DomainEvent<'DomainVerified', DomainKeys & { addedAt: number }>;
+export type DomainRemoved = DomainEvent<'DomainRemoved', { domain: string }>;
+
+export interface ApiKeyData {
+  keyId: string;
+  name: string;
+  scopes: Scope[];
+  mode: ApiKeyMode;
+  /** SHA-256 of the token, lowercase hex; the token itself is never stored. */
+  keyHash: string;
+  /** The token's first 12 characters, e.g. `sl_live_ab12`. */
+  keyPrefix: string;
+}
+export type ApiKeyIssued = DomainEvent<'ApiKeyIssued', ApiKeyData>;
+/** The whole key again (see above); revokedAt is the event's occurredAt. */
+export type ApiKeyRevoked = DomainEvent<'ApiKeyRevoked', ApiKeyData & { issuedAt: number }>;
+/** Messages per calendar month (UTC); null = unlimited. */
+export type AllowanceSet = DomainEvent<'AllowanceSet', { messagesPerMonth: number | null }>;
+
+export type AccountEvent =
+  | OrganizationCreated
+  | MemberAdded
+  | MemberRemoved
+  | DomainAdded
+  | DomainVerified
+  | DomainRemoved
+  | ApiKeyIssued
+  | ApiKeyRevoked
+  | AllowanceSet;
+
+export type AccountEventType = AccountEvent['type'];
+
+export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
+  'OrganizationCreated',
+  'MemberAdded',
+  'MemberRemoved',
+  'DomainAdded',
+  'DomainVerified',
+  'DomainRemoved',
+  'ApiKeyIssued',
+  'ApiKeyRevoked',
+  'AllowanceSet',
+];
+
+export interface MemberState {
+  role: Role;
+  addedAt: number;
+}
+
+export interface DomainState {
+  verificationToken: string;
+  dkimSelector: string;
+  dkimPublicKey: string;
+  dkimPrivateKeyEncrypted: string;
+  verified: boolean;
+  verifiedAt: number | null;
+  addedAt: number;
+}
+
+export interface ApiKeyState {
+  keyId: string;
+  name: string;
+  scopes: Scope[];
+  mode: ApiKeyMode;
+  keyHash: string;
+  /** The token's first 12 characters. */
+  prefix: string;
+  issuedAt: number;
+  /** null while active. */
+  revokedAt: number | null;
+}
+
+export interface OrganizationState {
+  organization: { id: string; name: string; createdAt: number } | null;
+  /** Lowercased email → member. */
+  members: ReadonlyMap<string, MemberState>;
+  /** Lowercased domain name → domain. */
+  domains: ReadonlyMap<string, DomainState>;
+  /** Key id → key, revoked ones included. */
+  apiKeys: ReadonlyMap<string, ApiKeyState>;
+  /** Messages per calendar month (UTC); null = unlimited (also before any AllowanceSet). */
+  allowance: number | null;
+}
+
+export function initialOrganizationState(): OrganizationState {
+  return { organization: null, members: new Map(), domains: new Map(), apiKeys: new Map(), allowance: null };
+}
+
+function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V): Map<string, V> {
+  const next = new Map(map);
+  next.set(key, value);
+  return next;
+}
+
+function withoutEntry<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> {
+  const next = new Map(map);
+  next.delete(key);
+  return next;
+}
+
+export function evolveOrganization(state: OrganizationState, event: AccountEvent): OrganizationState {
+  const at = event.metadata.occurredAt;
+  switch (event.type) {
+    case 'OrganizationCreated':
+      return { ...state, organization: { id: event.data.organizationId, name: event.data.name, createdAt: at } };
+    case 'MemberAdded':
+      return { ...state, members: withEntry(state.members, event.data.email, { role: event.data.role, addedAt: at }) };
+    case 'MemberRemoved':
+      return { ...state, members: withoutEntry(state.members, event.data.email) };
+    case 'DomainAdded': {
+      const { domain, ...keys } = event.data;
+      return {
+        ...state,
+        domains: withEntry(state.domains, domain, { ...keys, verified: false, verifiedAt: null, addedAt: at }),
+      };
+    }
+    case 'DomainVerified': {
+      const { domain, ...keys } = event.data;
+      return { ...state, domains: withEntry(state.domains, domain, { ...keys, verified: true, verifiedAt: at }) };
+    }
+    case 'DomainRemoved':
+      return { ...state, domains: withoutEntry(state.domains, event.data.domain) };
+    case 'ApiKeyIssued': {
+      const { keyPrefix, scopes, ...key } = event.data;
+      return {
+        ...state,
+        apiKeys: withEntry(state.apiKeys, key.keyId, {
+          ...key,
+          scopes: [...scopes],
+          prefix: keyPrefix,
+          issuedAt: at,
+          revokedAt: null,
+        }),
+      };
+    }
+    case 'ApiKeyRevoked': {
+      const { keyPrefix, scopes, ...key } = event.data;
+      return {
+        ...state,
+        apiKeys: withEntry(state.apiKeys, key.keyId, { ...key, scopes: [...scopes], prefix: keyPrefix, revokedAt: at }),
+      };
+    }
+    case 'AllowanceSet':
+      return { ...state, allowance: event.data.messagesPerMonth };
+    default: {
+      // Every known type is handled above (the compiler checks it); an event type written by a newer
+      // version leaves the state as it is, so an older reader can still fold the stream.
+      const _unknown: never = event;
+      return state;
+    }
+  }
+}
+
+/**
+ * The Kafka key of an account event on the compacted accounts topic: the entity it changes
+ * (see the comment at the top). Ids are UUIDs and names are lowercased DNS names or addresses,
+ * none of which holds a '/'.
+ */
+export function accountEventKey(event: AccountEvent): string {
+  const organizationId = event.metadata.organizationId;
+  switch (event.type) {
+    case 'OrganizationCreated':
+      return `organization/${organizationId}`;
+    case 'AllowanceSet':
+      return `allowance/${organizationId}`;
+    case 'MemberAdded':
+    case 'MemberRemoved':
+      return `member/${organizationId}/${event.data.email}`;
+    case 'DomainAdded':
+    case 'DomainVerified':
+    case 'DomainRemoved':
+      return `domain/${organizationId}/${event.data.domain}`;
+    case 'ApiKeyIssued':
+    case 'ApiKeyRevoked':
+      return `apikey/${organizationId}/${event.data.keyId}`;
+    default: {
+      const unknown: never = event;
+      throw new Error(`no key for account event ${JSON.stringify(unknown)}`);
+    }
+  }
+}

@@ -1,0 +1,200 @@
+import {
+  initialOrganizationState,
+  type AccountEvent,
+  type ApiKeyRecord,
+  type ApiKeyState,
+  type DomainState,
+  type MemberState,
+  type OrganizationState,
+  type Scope,
+} from '@sendline/domain';
+import type { Redis } from 'ioredis';
+
+/** What the API needs to authenticate a request, read in one round trip by the key's hash. */
+export interface StoredApiKey extends ApiKeyRecord {
+  prefix: string;
+}
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  createdAt: number;
+  messagesPerMonth: number | null;
+}
+
+/**
+ * The accounts view in Redis, built from the `accounts` topic. Every event sets
+ * an entity's whole latest state (the topic is compacted per entity and its events
+ * carry the entity's state), so applying an event twice changes nothing.
+ *
+ *   <ns>:apikey:<sha256>            hash: the key record the API authenticates with
+ *   <ns>:org:<id>                   hash: name, createdAt, messagesPerMonth
+ *   <ns>:org:<id>:members|domains|keys   hash: entity id → JSON state
+ *   <ns>:organizations              set of organization ids
+ */
+export class AccountsView {
+  constructor(
+    private readonly redis: Redis,
+    readonly namespace = 'sl',
+  ) {}
+
+  apiKeyKey(keyHash: string): string {
+    return `${this.namespace}:apikey:${keyHash}`;
+  }
+  organizationKey(id: string): string {
+    return `${this.namespace}:org:${id}`;
+  }
+  private entitiesKey(id: string, kind: 'members' | 'domains' | 'keys'): string {
+    return `${this.namespace}:org:${id}:${kind}`;
+  }
+  get organizationsKey(): string {
+    return `${this.namespace}:organizations`;
+  }
+
+  async apply(events: readonly AccountEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const p = this.redis.pipeline();
+    for (const event of events) {
+      const org = event.metadata.organizationId;
+      const at = event.metadata.occurredAt;
+      switch (event.type) {
+        case 'OrganizationCreated':
+          p.hset(this.organizationKey(org), { id: org, name: event.data.name, createdAt: at });
+          p.sadd(this.organizationsKey, org);
+          break;
+        case 'MemberAdded':
+          p.hset(this.entitiesKey(org, 'members'), event.data.email, JSON.stringify({ role: event.data.role, addedAt: at } satisfies MemberState));
+          break;
+        case 'MemberRemoved':
+          p.hdel(this.entitiesKey(org, 'members'), event.data.email);
+          break;
+        case 'DomainAdded': {
+          const { domain, ...keys } = event.data;
+          const state: DomainState = { ...keys, verified: false, verifiedAt: null, addedAt: at };
+          p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
+          break;
+        }
+        case 'DomainVerified': {
+          const { domain, addedAt, ...keys } = event.data;
+          const state: DomainState = { ...keys, verified: true, verifiedAt: at, addedAt };
+          p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
+          break;
+        }
+        case 'DomainRemoved':
+          p.hdel(this.entitiesKey(org, 'domains'), event.data.domain);
+          break;
+        case 'ApiKeyIssued':
+        case 'ApiKeyRevoked': {
+          const revoked = event.type === 'ApiKeyRevoked';
+          const { keyPrefix, ...key } = event.data;
+          const issuedAt = event.type === 'ApiKeyRevoked' ? event.data.issuedAt : at;
+          const state: ApiKeyState = {
+            keyId: key.keyId,
+            name: key.name,
+            scopes: key.scopes,
+            mode: key.mode,
+            keyHash: key.keyHash,
+            prefix: keyPrefix,
+            issuedAt,
+            revokedAt: revoked ? at : null,
+          };
+          p.hset(this.entitiesKey(org, 'keys'), key.keyId, JSON.stringify(state));
+          p.hset(this.apiKeyKey(key.keyHash), {
+            keyId: key.keyId,
+            organizationId: org,
+            name: key.name,
+            mode: key.mode,
+            scopes: key.scopes.join(','),
+            prefix: keyPrefix,
+            revoked: revoked ? '1' : '0',
+          });
+          break;
+        }
+        case 'AllowanceSet':
+          p.hset(this.organizationKey(org), 'messagesPerMonth', event.data.messagesPerMonth === null ? '' : String(event.data.messagesPerMonth));
+          break;
+        default: {
+          const _exhaustive: never = event;
+          throw new Error(`unknown account event ${JSON.stringify(_exhaustive)}`);
+        }
+      }
+    }
+    const results = await p.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed?.[0]) throw failed[0];
+  }
+
+  /** The key record for a key's SHA-256 hash, or null. One round trip. */
+  async apiKeyByHash(keyHash: string): Promise<StoredApiKey | null> {
+    const record = await this.redis.hgetall(this.apiKeyKey(keyHash));
+    if (!record.keyId || !record.organizationId) return null;
+    return {
+      keyId: record.keyId,
+      organizationId: record.organizationId,
+      name: record.name ?? '',
+      mode: record.mode === 'live' ? 'live' : 'test',
+      scopes: (record.scopes ? record.scopes.split(',') : []) as Scope[],
+      prefix: record.prefix ?? '',
+      revoked: record.revoked === '1',
+    };
+  }
+
+  async organization(id: string): Promise<OrganizationRecord | null> {
+    const record = await this.redis.hgetall(this.organizationKey(id));
+    if (!record.id) return null;
+    return {
+      id: record.id,
+      name: record.name ?? '',
+      createdAt: Number(record.createdAt ?? 0),
+      messagesPerMonth: record.messagesPerMonth ? Number(record.messagesPerMonth) : null,
+    };
+  }
+
+  async domain(organizationId: string, domain: string): Promise<DomainState | null> {
+    const json = await this.redis.hget(this.entitiesKey(organizationId, 'domains'), domain.toLowerCase());
+    return json ? (JSON.parse(json) as DomainState) : null;
+  }
+
+  async domains(organizationId: string): Promise<Map<string, DomainState>> {
+    return this.entities<DomainState>(organizationId, 'domains');
+  }
+
+  async members(organizationId: string): Promise<Map<string, MemberState>> {
+    return this.entities<MemberState>(organizationId, 'members');
+  }
+
+  async apiKeys(organizationId: string): Promise<Map<string, ApiKeyState>> {
+    return this.entities<ApiKeyState>(organizationId, 'keys');
+  }
+
+  async organizations(): Promise<string[]> {
+    return (await this.redis.smembers(this.organizationsKey)).sort();
+  }
+
+  /** The decider state of an organization, as the view knows it (what the console decides on). */
+  async organizationState(id: string): Promise<OrganizationState> {
+    const [organization, members, domains, apiKeys] = await Promise.all([
+      this.organization(id),
+      this.members(id),
+      this.domains(id),
+      this.apiKeys(id),
+    ]);
+    if (!organization) return initialOrganizationState();
+    return {
+      organization: { id: organization.id, name: organization.name, createdAt: organization.createdAt },
+      members,
+      domains,
+      apiKeys,
+      allowance: organization.messagesPerMonth,
+    };
+  }
+
+  private async entities<T>(organizationId: string, kind: 'members' | 'domains' | 'keys'): Promise<Map<string, T>> {
+    const all = await this.redis.hgetall(this.entitiesKey(organizationId, kind));
+    return new Map(
+      Object.entries(all)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([id, json]) => [id, JSON.parse(json) as T]),
+    );
+  }
+}

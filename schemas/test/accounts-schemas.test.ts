@@ -1,0 +1,110 @@
+import avro from 'avsc';
+import { describe, expect, it } from 'vitest';
+import { ACCOUNT_EVENT_TYPES, organizationDecider } from '../../domain/src/accounts';
+import type { AccountCommand, AccountEvent, OrganizationState } from '../../domain/src/accounts';
+import { schemaOf } from '../src';
+
+/**
+ * Every account event type has an Avro schema that carries its events without loss: a domain event
+ * becomes the Avro record { eventId, organizationId, occurredAt, schemaVersion, data }, is encoded,
+ * decoded and comes back equal.
+ */
+
+const ORG = '1b6f2f7e-3c1d-4d0e-9a57-2b8e8f0c5d11';
+const PUBLIC_KEY_PEM =
+  '-----BEGIN PUBLIC KEY-----\nMIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCs50RdjSW3D/UXtECd5WV6A07h\n-----END PUBLIC KEY-----\n';
+
+let clock = Date.UTC(2025, 2, 3, 10, 0, 0, 123);
+let ids = 0;
+function run(type: AccountCommand['type'], data: AccountCommand['data'], state: OrganizationState) {
+  clock += 60_000;
+  const metadata = { organizationId: ORG, now: clock, eventIds: [`event-${++ids}`, `event-${++ids}`] };
+  return organizationDecider.decide({ type, data, metadata } as AccountCommand, state);
+}
+
+/** Real events, decided by the organization decider from a history touching every event type. */
+function sampleEvents(): AccountEvent[] {
+  const commands: Array<[AccountCommand['type'], AccountCommand['data']]> = [
+    ['CreateOrganization', { name: 'Acme Ltd', adminEmail: 'ada@acme.example' }],
+    ['AddMember', { email: 'bob@acme.example', role: 'developer' }],
+    ['RemoveMember', { email: 'bob@acme.example' }],
+    [
+      'AddDomain',
+      {
+        domain: 'acme.example',
+        verificationToken: 'k3Jd9sLq0ZtW2xYv8BnM4cRf',
+        dkimSelector: 'sl2025',
+        dkimPublicKey: PUBLIC_KEY_PEM,
+        dkimPrivateKeyEncrypted: 'v1:aes-256-gcm:Zm9v:YmFy',
+      },
+    ],
+    ['VerifyDomain', { domain: 'acme.example', txtRecords: ['sendline-verification=k3Jd9sLq0ZtW2xYv8BnM4cRf'] }],
+    ['RemoveDomain', { domain: 'acme.example' }],
+    [
+      'IssueApiKey',
+      {
+        keyId: 'key-1',
+        name: 'production sender',
+        scopes: ['email:send', 'email:read', 'domains:read', 'members:read'],
+        mode: 'live',
+        keyHash: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+        keyPrefix: 'sl_live_Ab12',
+      },
+    ],
+    ['RevokeApiKey', { keyId: 'key-1' }],
+    ['SetAllowance', { messagesPerMonth: 50_000 }],
+    ['SetAllowance', { messagesPerMonth: null }],
+  ];
+  let state = organizationDecider.initialState();
+  const events: AccountEvent[] = [];
+  for (const [type, data] of commands) {
+    for (const event of run(type, data, state)) {
+      events.push(event);
+      state = organizationDecider.evolve(state, event);
+    }
+  }
+  return events;
+}
+
+function toAvroRecord(event: AccountEvent) {
+  return { ...event.metadata, data: event.data };
+}
+
+const samples = sampleEvents();
+
+describe('Avro schemas of the account events', () => {
+  it('the sample history holds every account event type', () => {
+    expect(new Set(samples.map((e) => e.type))).toEqual(new Set(ACCOUNT_EVENT_TYPES));
+  });
+
+  it.each(ACCOUNT_EVENT_TYPES.map((type) => [type]))('%s has the envelope layout', (type) => {
+    const schema = schemaOf(type);
+    expect(schema.namespace).toBe('sendline.events');
+    expect(schema.fields.map((f) => [f.name, f.type])).toEqual([
+      ['eventId', 'string'],
+      ['organizationId', 'string'],
+      ['occurredAt', { type: 'long', logicalType: 'timestamp-millis' }],
+      ['schemaVersion', 'int'],
+      ['data', expect.objectContaining({ type: 'record', name: `${type}Data` })],
+    ]);
+  });
+
+  it.each(samples.map((event) => [`${event.type} ${event.metadata.eventId}`, event] as const))(
+    '%s survives an encode/decode round trip',
+    (_name, event) => {
+      const type = avro.Type.forSchema(schemaOf(event.type) as avro.Schema);
+      const record = toAvroRecord(event);
+      expect(type.isValid(record, { noUndeclaredFields: true })).toBe(true);
+      const decoded = type.fromBuffer(type.toBuffer(record));
+      expect(decoded).toEqual(record);
+      const { data, ...metadata } = decoded as ReturnType<typeof toAvroRecord>;
+      expect({ type: event.type, data, metadata }).toEqual(event);
+    },
+  );
+
+  it('an allowance of null (unlimited) survives the round trip as null', () => {
+    const unlimited = samples.filter((e) => e.type === 'AllowanceSet').at(-1);
+    const type = avro.Type.forSchema(schemaOf('AllowanceSet') as avro.Schema);
+    expect(type.fromBuffer(type.toBuffer(toAvroRecord(unlimited!))).data.messagesPerMonth).toBeNull();
+  });
+});
