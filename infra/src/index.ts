@@ -13,3 +13,4 @@ export * from './views/accountsView';
 export * from './views/allowance';
 export * from './views/idempotency';
 export * from './activity/types';
+export * from './crypto/secretBox';

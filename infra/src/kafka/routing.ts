@@ -29,6 +29,7 @@ export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTop
   const organizationId = event.metadata.organizationId;
   const type = event.type;
   if (type.startsWith('Message')) return { topic: topics.messages, key: field(event, 'messageId') };
+  if (type.startsWith('Delivery')) return { topic: topics.deliveryRetries, key: field(event, 'messageId') };
   if (type.startsWith('Suppression')) {
     return { topic: topics.suppressions, key: `${organizationId}:${field(event, 'emailAddress').toLowerCase()}` };
   }

@@ -1,54 +1,11 @@
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
-import { fullNameOf, schemaOf, type AvroRecordSchema } from '@sendline/schemas';
+import { fromAvroRecord, fullNameOf, schemaOf, toAvroRecord, type AvroEventRecord, type AvroRecordSchema } from '@sendline/schemas';
 import { InfrastructureError } from '../errors';
 
 export interface EncodableEvent {
   type: string;
   data: object;
   metadata: { eventId: string; organizationId: string; occurredAt: number; schemaVersion: number };
-}
-
-/** The Avro record of an event: the envelope's metadata flattened, `data` nested. */
-export function toAvroRecord(event: EncodableEvent): Record<string, unknown> {
-  return {
-    eventId: event.metadata.eventId,
-    organizationId: event.metadata.organizationId,
-    occurredAt: event.metadata.occurredAt,
-    schemaVersion: event.metadata.schemaVersion,
-    data: nullifyUndefined(event.data),
-  };
-}
-
-export function fromAvroRecord(type: string, record: Record<string, unknown>): EncodableEvent {
-  return {
-    type,
-    data: undefinedForNull(record.data) as object,
-    metadata: {
-      eventId: record.eventId as string,
-      organizationId: record.organizationId as string,
-      occurredAt: Number(record.occurredAt),
-      schemaVersion: record.schemaVersion as number,
-    },
-  };
-}
-
-// Optional fields are `undefined` in TypeScript and `null` in Avro.
-function nullifyUndefined(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(nullifyUndefined);
-  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, v === undefined ? null : nullifyUndefined(v)]));
-  }
-  return value;
-}
-
-function undefinedForNull(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(undefinedForNull);
-  if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== null) out[k] = undefinedForNull(v);
-    return out;
-  }
-  return value;
 }
 
 /** Subject of an event type on a topic: TopicRecordNameStrategy, `<topic>-<namespace.Record>`. */
@@ -121,8 +78,8 @@ export class EventCodec {
     const reader = schemaOf(type);
     const record = (await this.registry.decode(value, {
       [SchemaType.AVRO]: { readerSchema: reader as unknown as Parameters<SchemaRegistry['encode']>[1] },
-    })) as Record<string, unknown>;
-    return fromAvroRecord(type, record);
+    })) as AvroEventRecord;
+    return fromAvroRecord(type, record) as EncodableEvent;
   }
 
   private typeOf(id: number): Promise<string> {

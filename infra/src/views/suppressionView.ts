@@ -56,6 +56,22 @@ export class SuppressionView {
     return new Set(lowered.filter((_, i) => values[i] !== null));
   }
 
+  /** `suppressedAmong` for several recipient lists at once, in one pipelined round trip. */
+  async suppressedAmongMany(organizationId: string, lists: readonly (readonly string[])[]): Promise<Set<string>[]> {
+    const key = this.keyOf(organizationId);
+    const pipeline = this.redis.pipeline();
+    const lowered = lists.map((addresses) => addresses.map((address) => address.toLowerCase()));
+    for (const addresses of lowered) if (addresses.length > 0) pipeline.hmget(key, ...addresses);
+    const results = lowered.some((addresses) => addresses.length > 0) ? ((await pipeline.exec()) ?? []) : [];
+    let next = 0;
+    return lowered.map((addresses) => {
+      if (addresses.length === 0) return new Set<string>();
+      const [error, values] = results[next++] ?? [new Error('missing pipeline result'), []];
+      if (error) throw error;
+      return new Set(addresses.filter((_, i) => (values as (string | null)[])[i] !== null));
+    });
+  }
+
   async list(organizationId: string): Promise<SuppressionEntry[]> {
     const all = await this.redis.hgetall(this.keyOf(organizationId));
     return Object.entries(all)

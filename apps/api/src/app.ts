@@ -1,0 +1,105 @@
+import swagger from '@fastify/swagger';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ActivityReader, AccountsView, AllowanceCounter, EventStore, IdempotencyStore, SuppressionView } from '@sendline/infra';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { authenticate } from './auth';
+import { registerErrorHandling } from './errors';
+import { registerMetrics } from './metrics';
+import { accountRoutes } from './routes/account';
+import { activityRoutes } from './routes/activity';
+import { emailRoutes } from './routes/email';
+import { healthRoutes } from './routes/health';
+import { suppressionRoutes } from './routes/suppressions';
+
+/** What the API runs on; every piece is passed in, so tests build the app against the real services. */
+export interface ApiDependencies {
+  store: EventStore;
+  redis: Redis;
+  accounts: AccountsView;
+  suppressions: SuppressionView;
+  allowance: AllowanceCounter;
+  idempotency: IdempotencyStore;
+  activity: ActivityReader;
+  /** The clock and id source (passed in, so the domain never reads them itself). */
+  now: () => number;
+  newId: () => string;
+  /** The mail host shown in DNS records (MX, SPF). */
+  mailHost: string;
+}
+
+export interface BuildOptions {
+  logger?: boolean | FastifyBaseLogger | { level: string };
+}
+
+export type Api = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** A single message may carry 10 MB; base64 and JSON add about a third. */
+export const SINGLE_BODY_LIMIT = 15 * 1024 * 1024;
+/** A batch: Postmark's 50 MB. */
+export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
+
+/** Builds the API (routes, auth, errors, OpenAPI, metrics) without listening. */
+export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}): Promise<Api> {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    bodyLimit: SINGLE_BODY_LIMIT,
+    // Types are not coerced: a To of 5 is an error, not the string "5".
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    trustProxy: false,
+    disableRequestLogging: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerErrorHandling(app);
+  // A GET from Postmark's client carries Content-Type: application/json and no body: fine.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '' && (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')) {
+      return done(null, undefined);
+    }
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (error) {
+      const failure = error as Error & { statusCode?: number; code?: string };
+      failure.statusCode = 400;
+      failure.code = body === '' ? 'FST_ERR_CTP_EMPTY_JSON_BODY' : 'FST_ERR_CTP_INVALID_JSON_BODY';
+      done(failure, undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: {
+        title: 'Sendline API',
+        version: '1.0.0',
+        description: 'Transactional email. Sending, activity and suppressions use Postmark’s wire format.',
+      },
+      servers: [{ url: '/' }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer' },
+          serverToken: { type: 'apiKey', in: 'header', name: 'X-Postmark-Server-Token' },
+        },
+      },
+      security: [{ bearer: [] }, { serverToken: [] }],
+    },
+  });
+
+  app.decorateRequest('apiKey', null);
+  app.addHook('preHandler', authenticate(deps.accounts));
+  registerMetrics(app);
+
+  await app.register(healthRoutes(deps));
+  await app.register(
+    async (v1) => {
+      await v1.register(emailRoutes(deps));
+      await v1.register(activityRoutes(deps));
+      await v1.register(suppressionRoutes(deps));
+      await v1.register(accountRoutes(deps));
+      v1.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+    },
+    { prefix: '/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,2 @@
+export { buildApi, type Api, type ApiDependencies, type BuildOptions } from './app';
+export { hashApiKey } from './auth';

@@ -1,0 +1,93 @@
+import { dnsRecordsFor } from '@sendline/domain';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { ApiDependencies } from '../app';
+import { requireKey } from '../auth';
+
+const Iso = Type.String({ description: 'ISO 8601 timestamp, UTC, with milliseconds' });
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+const MeResponse = Type.Object({
+  organization: Type.Object({ id: Type.String(), name: Type.String() }),
+  key: Type.Object({
+    id: Type.String(),
+    name: Type.String(),
+    mode: Type.Union([Type.Literal('test'), Type.Literal('live')]),
+    scopes: Type.Array(Type.String()),
+    prefix: Type.String({ description: 'The first characters of the key, to recognise it; never the secret' }),
+  }),
+});
+
+const DnsRecord = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  value: Type.String(),
+  priority: Type.Optional(Type.Integer()),
+  purpose: Type.String(),
+  state: Type.String({ description: 'ownership: verified or pending; the others: not_checked' }),
+});
+
+const DomainsResponse = Type.Object({
+  domains: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      verified: Type.Boolean(),
+      verifiedAt: Type.Union([Iso, Type.Null()]),
+      addedAt: Iso,
+      dnsRecords: Type.Array(DnsRecord),
+    }),
+  ),
+});
+
+const MembersResponse = Type.Object({
+  members: Type.Array(Type.Object({ email: Type.String(), role: Type.String(), addedAt: Iso })),
+});
+
+/** The account endpoints, in the service's own camelCase format (not Postmark's). */
+export function accountRoutes(deps: ApiDependencies) {
+  return async function (app: FastifyInstance): Promise<void> {
+    app.get(
+      '/me',
+      { config: { scope: 'any' }, schema: { tags: ['account'], summary: 'The organization and the calling key', response: { 200: MeResponse } } },
+      async (request) => {
+        const key = requireKey(request);
+        const organization = await deps.accounts.organization(key.organizationId);
+        return {
+          organization: { id: key.organizationId, name: organization?.name ?? '' },
+          key: { id: key.keyId, name: key.name, mode: key.mode, scopes: key.scopes, prefix: key.prefix },
+        };
+      },
+    );
+
+    app.get(
+      '/domains',
+      { config: { scope: 'domains:read' }, schema: { tags: ['account'], summary: 'The organization’s sending domains and their DNS records', response: { 200: DomainsResponse } } },
+      async (request) => {
+        const key = requireKey(request);
+        const domains = await deps.accounts.domains(key.organizationId);
+        return {
+          domains: [...domains].map(([name, domain]) => ({
+            name,
+            verified: domain.verified,
+            verifiedAt: iso(domain.verifiedAt),
+            addedAt: iso(domain.addedAt) as string,
+            dnsRecords: dnsRecordsFor(name, domain, deps.mailHost).map((record) => ({
+              ...record,
+              state: record.purpose === 'ownership' ? (domain.verified ? 'verified' : 'pending') : 'not_checked',
+            })),
+          })),
+        };
+      },
+    );
+
+    app.get(
+      '/members',
+      { config: { scope: 'members:read' }, schema: { tags: ['account'], summary: 'The organization’s members', response: { 200: MembersResponse } } },
+      async (request) => {
+        const key = requireKey(request);
+        const members = await deps.accounts.members(key.organizationId);
+        return { members: [...members].map(([email, member]) => ({ email, role: member.role, addedAt: iso(member.addedAt) as string })) };
+      },
+    );
+  };
+}

@@ -1,0 +1,170 @@
+import type { ActivityFilters, AddressEntry, MessageSummary } from '@sendline/infra';
+import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import type { ApiDependencies } from '../app';
+import { requireKey } from '../auth';
+import { ApiError } from '../errors';
+
+const MAX_COUNT = 500;
+const Digits = Type.String({ pattern: '^[0-9]+$' });
+
+/** Postmark's documented lower-case names and the camelCase its clients send are both accepted. */
+const ListQuery = Type.Object(
+  {
+    count: Type.Optional(Digits),
+    offset: Type.Optional(Digits),
+    recipient: Type.Optional(Type.String()),
+    fromemail: Type.Optional(Type.String()),
+    fromEmail: Type.Optional(Type.String()),
+    tag: Type.Optional(Type.String()),
+    status: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String()),
+    fromdate: Type.Optional(Type.String()),
+    fromDate: Type.Optional(Type.String()),
+    todate: Type.Optional(Type.String()),
+    toDate: Type.Optional(Type.String()),
+    messagestream: Type.Optional(Type.String()),
+    messageStream: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+const Recipient = Type.Object({ Email: Type.String(), Name: Type.String() });
+const MessageFields = {
+  MessageID: Type.String(),
+  Tag: Type.String(),
+  To: Type.Array(Recipient),
+  Cc: Type.Array(Recipient),
+  Bcc: Type.Array(Recipient),
+  Recipients: Type.Array(Type.String()),
+  ReceivedAt: Type.String(),
+  From: Type.String(),
+  Subject: Type.String(),
+  Attachments: Type.Array(Type.String()),
+  Status: Type.String(),
+  TrackOpens: Type.Boolean(),
+  TrackLinks: Type.String(),
+  Metadata: Type.Record(Type.String(), Type.String()),
+  MessageStream: Type.String(),
+  Sandboxed: Type.Boolean(),
+};
+const ListResponse = Type.Object({ TotalCount: Type.Integer(), Messages: Type.Array(Type.Object(MessageFields)) });
+const DetailsResponse = Type.Object({
+  ...MessageFields,
+  TextBody: Type.String(),
+  HtmlBody: Type.String(),
+  Body: Type.String(),
+  ReplyTo: Type.String(),
+  Headers: Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() })),
+  MessageEvents: Type.Array(
+    Type.Object({ Recipient: Type.String(), Type: Type.String(), ReceivedAt: Type.String(), Details: Type.Record(Type.String(), Type.String()) }),
+  ),
+});
+
+function dateFilter(name: string, value: string | undefined, endOfDay: boolean): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  // Postmark takes "2026-11-01" or "2026-11-01T12:00:00" (UTC when no zone is given).
+  const withZone = /^\d{4}-\d{2}-\d{2}$/.test(value)
+    ? `${value}T${endOfDay ? '23:59:59.999' : '00:00:00.000'}Z`
+    : /[zZ]|[+-]\d{2}:?\d{2}$/.test(value)
+      ? value
+      : `${value}Z`;
+  const ms = Date.parse(withZone);
+  if (Number.isNaN(ms)) throw new ApiError('InvalidEmailRequest', { detail: `The ${name} filter '${value}' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS).` });
+  return ms;
+}
+
+const mailbox = (entry: AddressEntry) => ({ Email: entry.email, Name: entry.name });
+const formatFrom = (m: MessageSummary) => (m.fromName ? `"${m.fromName.replace(/"/g, '\\"')}" <${m.fromEmail}>` : m.fromEmail);
+
+function toWire(m: MessageSummary) {
+  return {
+    MessageID: m.messageId,
+    Tag: m.tag,
+    To: m.to.map(mailbox),
+    Cc: m.cc.map(mailbox),
+    Bcc: m.bcc.map(mailbox),
+    Recipients: m.recipients,
+    ReceivedAt: new Date(m.receivedAt).toISOString(),
+    From: formatFrom(m),
+    Subject: m.subject,
+    Attachments: m.attachmentNames,
+    Status: m.status,
+    TrackOpens: m.trackOpens,
+    TrackLinks: m.trackLinks,
+    Metadata: m.metadata,
+    MessageStream: m.messageStream,
+    Sandboxed: false,
+  };
+}
+
+export function activityRoutes(deps: ApiDependencies) {
+  return async function (app: FastifyInstance): Promise<void> {
+    app.get(
+      '/messages/outbound',
+      {
+        config: { scope: 'email:read' },
+        schema: { tags: ['activity'], summary: 'Search sent messages (last 30 days)', querystring: ListQuery, response: { 200: ListResponse } },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        const q = request.query as Record<string, string | undefined>;
+        const count = q.count === undefined ? 100 : Number(q.count);
+        const offset = q.offset === undefined ? 0 : Number(q.offset);
+        if (count < 1 || count > MAX_COUNT) {
+          throw new ApiError('InvalidEmailRequest', { detail: `count must be between 1 and ${MAX_COUNT}.` });
+        }
+        const stream = q.messagestream ?? q.messageStream;
+        if (stream !== undefined && stream !== '' && stream !== 'outbound') {
+          throw new ApiError('InvalidMessageStream', { detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.` });
+        }
+        const filters: ActivityFilters = { count, offset };
+        const set = <K extends keyof ActivityFilters>(name: K, value: ActivityFilters[K] | undefined) => {
+          if (value !== undefined && value !== '') filters[name] = value;
+        };
+        set('recipient', q.recipient);
+        set('fromEmail', q.fromemail ?? q.fromEmail);
+        set('tag', q.tag);
+        set('status', q.status);
+        set('subject', q.subject);
+        set('fromDate', dateFilter('fromdate', q.fromdate ?? q.fromDate, false));
+        set('toDate', dateFilter('todate', q.todate ?? q.toDate, true));
+        const { total, messages } = await deps.activity.list(key.organizationId, filters);
+        return { TotalCount: total, Messages: messages.map(toWire) };
+      },
+    );
+
+    app.get(
+      '/messages/outbound/:messageId/details',
+      {
+        config: { scope: 'email:read' },
+        schema: {
+          tags: ['activity'],
+          summary: 'One message with its bodies and events',
+          params: Type.Object({ messageId: Type.String() }),
+          response: { 200: DetailsResponse },
+        },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        const { messageId } = request.params as { messageId: string };
+        const details = await deps.activity.details(key.organizationId, messageId);
+        if (!details) throw new ApiError('MessageNotFound', { messageId });
+        return {
+          ...toWire(details),
+          TextBody: details.textBody,
+          HtmlBody: details.htmlBody,
+          Body: details.htmlBody || details.textBody,
+          ReplyTo: details.replyTo,
+          Headers: details.headers.map((h) => ({ Name: h.name, Value: h.value })),
+          MessageEvents: details.events.map((event) => ({
+            Recipient: event.recipient,
+            Type: event.type,
+            ReceivedAt: new Date(event.occurredAt).toISOString(),
+            Details: event.details,
+          })),
+        };
+      },
+    );
+  };
+}

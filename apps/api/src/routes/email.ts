@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto';
+import { MAX_BATCH_MESSAGES } from '@sendline/domain';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type ApiDependencies } from '../app';
+import { requireKey } from '../auth';
+import { ApiError } from '../errors';
+import { SendingService, type SendOutcome } from '../sending';
+
+const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
+  description: 'One address or a comma-separated list ("Name <a@x.com>, b@y.com"); an array of such strings is accepted too',
+});
+
+/** Postmark's send request. Types are checked here; every rule (addresses, sizes, headers) by the domain. */
+export const SendRequest = Type.Object(
+  {
+    From: Type.String(),
+    To: Address,
+    Cc: Type.Optional(Address),
+    Bcc: Type.Optional(Address),
+    Subject: Type.Optional(Type.String()),
+    Tag: Type.Optional(Type.String()),
+    HtmlBody: Type.Optional(Type.String()),
+    TextBody: Type.Optional(Type.String()),
+    ReplyTo: Type.Optional(Address),
+    Headers: Type.Optional(Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() }))),
+    Metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+    Attachments: Type.Optional(
+      Type.Array(
+        Type.Object({
+          Name: Type.String(),
+          Content: Type.String({ description: 'base64' }),
+          ContentType: Type.String(),
+          ContentID: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+        }),
+      ),
+    ),
+    TrackOpens: Type.Optional(Type.Boolean({ description: 'Accepted and ignored' })),
+    TrackLinks: Type.Optional(Type.Union(['None', 'HtmlAndText', 'HtmlOnly', 'TextOnly'].map((v) => Type.Literal(v)))),
+    MessageStream: Type.Optional(Type.String({ description: "Only 'outbound'" })),
+  },
+  { additionalProperties: true },
+);
+
+const SendResult = Type.Object({
+  To: Type.Optional(Type.String()),
+  Cc: Type.Optional(Type.String()),
+  Bcc: Type.Optional(Type.String()),
+  SubmittedAt: Type.Optional(Type.String()),
+  MessageID: Type.Optional(Type.String()),
+  ErrorCode: Type.Integer(),
+  Message: Type.String(),
+});
+
+const ErrorBody = Type.Object({ ErrorCode: Type.Integer(), Message: Type.String() });
+
+const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: 255, description: 'Beyond Postmark: the same key and body within 24 hours returns the first answer again' }),
+  ),
+});
+
+/**
+ * Runs `work` once per Idempotency-Key: the same key with the same body gives the
+ * stored answer again; with another body, 409. Without the header, runs as is.
+ */
+async function idempotent(
+  deps: ApiDependencies,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  work: () => Promise<{ status: number; body: unknown }>,
+) {
+  const key = requireKey(request);
+  const idempotencyKey = request.headers['idempotency-key'];
+  if (typeof idempotencyKey !== 'string' || key.mode === 'test') {
+    const answer = await work();
+    return reply.code(answer.status).send(answer.body);
+  }
+  const requestHash = createHash('sha256').update(`${request.routeOptions.url}\n${JSON.stringify(request.body)}`).digest('hex');
+  const claim = await deps.idempotency.claim(key.organizationId, idempotencyKey, requestHash);
+  if (claim.kind === 'conflict') throw new ApiError('IdempotencyKeyReused');
+  if (claim.kind === 'in-progress') throw new ApiError('IdempotencyKeyInProgress', {}, { 'Retry-After': '1' });
+  if (claim.kind === 'replay') {
+    reply.header('Idempotent-Replayed', 'true');
+    return reply.code(claim.answer.status).send(claim.answer.body);
+  }
+  let answer: { status: number; body: unknown };
+  try {
+    answer = await work();
+  } catch (error) {
+    await deps.idempotency.abandon(key.organizationId, idempotencyKey);
+    throw error;
+  }
+  await deps.idempotency.complete(key.organizationId, idempotencyKey, requestHash, answer);
+  return reply.code(answer.status).send(answer.body);
+}
+
+export function emailRoutes(deps: ApiDependencies) {
+  const sending = new SendingService(deps);
+  return async function (app: FastifyInstance): Promise<void> {
+    app.post(
+      '/email',
+      {
+        bodyLimit: SINGLE_BODY_LIMIT,
+        config: { scope: 'email:send' },
+        schema: {
+          tags: ['sending'],
+          summary: 'Send one message (Postmark’s POST /email)',
+          headers: IdempotencyHeaders,
+          body: SendRequest,
+          response: { 200: SendResult, '4xx': ErrorBody, '5xx': ErrorBody },
+        },
+      },
+      (request, reply) => idempotent(deps, request, reply, () => sending.send(requireKey(request), request.body)),
+    );
+
+    app.post(
+      '/email/batch',
+      {
+        bodyLimit: BATCH_BODY_LIMIT,
+        config: { scope: 'email:send' },
+        schema: {
+          tags: ['sending'],
+          summary: `Send up to ${MAX_BATCH_MESSAGES} messages; one result per message, in order`,
+          headers: IdempotencyHeaders,
+          // Entries are checked one by one, so one malformed message never fails the others.
+          body: Type.Array(Type.Unknown()),
+          response: { 200: Type.Array(SendResult), '4xx': ErrorBody, '5xx': ErrorBody },
+        },
+      },
+      (request, reply) =>
+        idempotent(deps, request, reply, async () => {
+          const messages = request.body as unknown[];
+          if (messages.length > MAX_BATCH_MESSAGES) {
+            throw new ApiError('TooManyBatchMessages', {
+              detail: `A batch may hold at most ${MAX_BATCH_MESSAGES} messages; this one holds ${messages.length}.`,
+            });
+          }
+          const outcomes: SendOutcome[] = await sending.sendMany(requireKey(request), messages);
+          return { status: 200, body: outcomes.map((outcome) => outcome.body) };
+        }),
+    );
+  };
+}

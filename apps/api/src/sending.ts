@@ -1,0 +1,171 @@
+import {
+  addressDomain,
+  allowancePeriod,
+  decideMessage,
+  DomainError,
+  initialMessageState,
+  uniqueRecipients,
+  validateSendRequest,
+  type MessageEvent,
+  type OutboundMessage,
+} from '@sendline/domain';
+import type { StoredApiKey } from '@sendline/infra';
+import type { ApiDependencies } from './app';
+import { errorAnswer, type PostmarkError } from './errors';
+import { messagesAccepted, messagesRefused } from './metrics';
+
+/** Postmark's send result. */
+export interface SendResult {
+  To: string;
+  Cc?: string;
+  Bcc?: string;
+  SubmittedAt: string;
+  MessageID: string;
+  ErrorCode: number;
+  Message: string;
+}
+
+export type SendOutcome = { status: 200; body: SendResult } | { status: number; body: PostmarkError };
+
+/** A message that passed every check and waits for its events to be appended. */
+interface Decided {
+  events: MessageEvent[];
+  result: SendResult;
+  activeCount: number;
+}
+
+function formatList(mailboxes: { email: string; name?: string }[]): string {
+  return mailboxes.map((m) => m.email).join(', ');
+}
+
+function refused(code: string, params: Record<string, string | string[] | undefined> = {}): SendOutcome {
+  const answer = errorAnswer(code, params);
+  messagesRefused.inc({ error_code: String(answer.body.ErrorCode) });
+  return answer;
+}
+
+/**
+ * The send path: request valid → From on a verified domain of the key's
+ * organization → recipients split against the suppression view → allowance
+ * reserved for the active recipients → MessageAccepted appended (acknowledged by
+ * Kafka) → the answer. The rules themselves are the domain's; this only wires them.
+ */
+export class SendingService {
+  constructor(private readonly deps: ApiDependencies) {}
+
+  /** Sends one message; the answer is Postmark's send result or error. */
+  async send(key: StoredApiKey, body: unknown): Promise<SendOutcome> {
+    const [outcome] = await this.sendMany(key, [body]);
+    return outcome as SendOutcome;
+  }
+
+  /** Sends several messages: each is checked on its own; the accepted ones are appended in one batch. */
+  async sendMany(key: StoredApiKey, bodies: unknown[]): Promise<SendOutcome[]> {
+    const org = key.organizationId;
+    const now = this.deps.now();
+    const outcomes: (SendOutcome | Decided)[] = [];
+
+    // 1. Validation and the sender's domain.
+    const valid: { index: number; message: OutboundMessage }[] = [];
+    const domains = new Map<string, Promise<{ verified: boolean } | null>>();
+    for (const [index, body] of bodies.entries()) {
+      const validation = validateSendRequest(body);
+      if (!validation.ok) {
+        outcomes[index] = refused(validation.error.code, { detail: validation.error.message });
+        continue;
+      }
+      valid.push({ index, message: validation.message });
+      const domain = addressDomain(validation.message.from.email);
+      if (!domains.has(domain)) domains.set(domain, this.deps.accounts.domain(org, domain));
+    }
+    const checked: typeof valid = [];
+    for (const item of valid) {
+      const domainName = addressDomain(item.message.from.email);
+      const domain = await domains.get(domainName);
+      if (!domain) outcomes[item.index] = refused('SenderSignatureNotFound', { from: item.message.from.email });
+      else if (!domain.verified) outcomes[item.index] = refused('SenderSignatureNotConfirmed', { domain: domainName });
+      else checked.push(item);
+    }
+
+    // 2. Suppressions: one pipelined round trip for the whole request.
+    const recipientLists = checked.map((item) => uniqueRecipients(item.message));
+    const suppressed = await this.deps.suppressions.suppressedAmongMany(org, recipientLists);
+
+    // 3. The domain decides.
+    for (const [i, item] of checked.entries()) {
+      const messageId = this.deps.newId();
+      try {
+        const events = decideMessage(
+          {
+            type: 'AcceptMessage',
+            data: { messageId, message: item.message, suppressedAddresses: suppressed[i] ?? new Set() },
+            metadata: { organizationId: org, now, eventIds: [this.deps.newId()] },
+          },
+          initialMessageState(),
+        );
+        const accepted = events.find((event) => event.type === 'MessageAccepted');
+        const data = accepted?.type === 'MessageAccepted' ? accepted.data : undefined;
+        const suppressedHere = data?.suppressedRecipients ?? [];
+        const result: SendResult = {
+          To: formatList(item.message.to),
+          ...(item.message.cc.length ? { Cc: formatList(item.message.cc) } : {}),
+          ...(item.message.bcc.length ? { Bcc: formatList(item.message.bcc) } : {}),
+          SubmittedAt: new Date(now).toISOString(),
+          MessageID: messageId,
+          ErrorCode: 0,
+          Message:
+            key.mode === 'test'
+              ? 'Test job accepted'
+              : suppressedHere.length
+                ? `OK. Not sent to suppressed recipients: ${suppressedHere.join(', ')}.`
+                : 'OK',
+        };
+        outcomes[item.index] = { events, result, activeCount: data?.activeRecipients.length ?? 0 };
+      } catch (error) {
+        if (!(error instanceof DomainError)) throw error;
+        const addresses = (error.details?.suppressed as string[] | undefined) ?? [];
+        outcomes[item.index] = refused(error.code, { addresses, detail: error.message });
+      }
+    }
+
+    // 4. Allowance, then the append.
+    const decided = outcomes
+      .map((outcome, index) => ({ outcome, index }))
+      .filter((entry): entry is { outcome: Decided; index: number } => 'events' in entry.outcome);
+    if (decided.length > 0) {
+      const organization = await this.deps.accounts.organization(org);
+      const limit = organization?.messagesPerMonth ?? null;
+      const period = allowancePeriod(now);
+      const toAppend: typeof decided = [];
+      if (key.mode === 'test') {
+        // A test key checks the allowance and uses none of it.
+        const used = limit === null ? 0 : await this.deps.allowance.used(org, period);
+        for (const entry of decided) {
+          if (limit !== null && used + entry.outcome.activeCount > limit) outcomes[entry.index] = refused('NotAllowedToSend');
+          else outcomes[entry.index] = { status: 200, body: entry.outcome.result };
+        }
+      } else {
+        const total = decided.reduce((sum, entry) => sum + entry.outcome.activeCount, 0);
+        if (await this.deps.allowance.reserve(org, period, total, limit)) {
+          toAppend.push(...decided);
+        } else {
+          for (const entry of decided) {
+            if (await this.deps.allowance.reserve(org, period, entry.outcome.activeCount, limit)) toAppend.push(entry);
+            else outcomes[entry.index] = refused('NotAllowedToSend');
+          }
+        }
+        if (toAppend.length > 0) {
+          try {
+            await this.deps.store.append(toAppend.flatMap((entry) => entry.outcome.events));
+          } catch (error) {
+            await this.deps.allowance.release(org, period, toAppend.reduce((sum, e) => sum + e.outcome.activeCount, 0));
+            throw error;
+          }
+          messagesAccepted.inc({ mode: 'live' }, toAppend.length);
+          for (const entry of toAppend) outcomes[entry.index] = { status: 200, body: entry.outcome.result };
+        }
+      }
+    }
+    return outcomes as SendOutcome[];
+  }
+}

@@ -1,0 +1,6 @@
+export * from './event';
+export * from './errors';
+export * from './messages';
+export * from './suppressions';
+export * from './validation';
+export * from './accounts';

@@ -1,0 +1,251 @@
+import { assertNever, DomainError, idSupply, type Command, type CommandMetadata, type EventMetadata } from '../event';
+import { canonicalAddress, type OutboundMessage } from '../validation';
+import {
+  canMessageMove,
+  canRecipientMove,
+  evolveMessage,
+  initialMessageState,
+  isTerminal,
+  type MessageAccepted,
+  type MessageEvent,
+  type MessageSent,
+  type MessageState,
+  type RecipientOutcomeEvent,
+  type RecipientStatus,
+  type SoftBounceReason,
+  type TransientReason,
+} from './message';
+
+/**
+ * The message aggregate's commands and `decide`. Domain errors (codes):
+ * - MessageAlreadyAccepted: AcceptMessage on a message that exists.
+ * - AllRecipientsSuppressed: every recipient is suppressed (details.suppressed: the addresses).
+ * - MessageNotAccepted: RecordSent or an outcome for a message never accepted.
+ * - MessageNotSent: an outcome before the message was Sent.
+ * - MessageIdMismatch / OrganizationMismatch: the command names another message or organization
+ *   than the stream it was decided on.
+ * - RecipientNotInMessage: an outcome for an address that is not an active recipient.
+ * - MissingEventId: the command carried too few event ids (from idSupply).
+ *
+ * Idempotent no-ops ([]): RecordSent on a Sent message; an outcome for a recipient already terminal;
+ * a Deferred whose attempt number was already recorded (at-least-once delivery re-runs handlers).
+ */
+
+export interface AcceptMessageData {
+  messageId: string;
+  message: OutboundMessage;
+  /** Canonical (lowercased) addresses the organization suppresses, among this message's recipients or more. */
+  suppressedAddresses: ReadonlySet<string>;
+}
+
+export interface RecordSentData {
+  messageId: string;
+}
+
+/** What happened to one recipient's delivery, as the sender observed it. */
+export type DeliveryOutcome =
+  | { kind: 'Delivered'; smtpResponse: string; destinationServer: string }
+  | { kind: 'HardBounced'; smtpResponse: string; statusCode: number; enhancedStatus?: string; summary: string }
+  | { kind: 'PolicyRejected'; smtpResponse: string; statusCode: number; enhancedStatus?: string; summary: string }
+  | {
+      kind: 'Deferred';
+      reason: TransientReason;
+      smtpResponse?: string;
+      summary: string;
+      attempt: number;
+      nextAttemptAt: number;
+    }
+  | { kind: 'SoftBounced'; reason: SoftBounceReason; smtpResponse?: string; summary: string; attempts: number };
+
+export interface RecordDeliveryOutcomeData {
+  messageId: string;
+  /** The recipient's address (matched case-insensitively). */
+  recipient: string;
+  outcome: DeliveryOutcome;
+}
+
+export type AcceptMessage = Command<'AcceptMessage', AcceptMessageData>;
+export type RecordSent = Command<'RecordSent', RecordSentData>;
+export type RecordDeliveryOutcome = Command<'RecordDeliveryOutcome', RecordDeliveryOutcomeData>;
+export type MessageCommand = AcceptMessage | RecordSent | RecordDeliveryOutcome;
+
+function eventMetadata(metadata: CommandMetadata, nextId: () => string): EventMetadata {
+  return { eventId: nextId(), organizationId: metadata.organizationId, occurredAt: metadata.now, schemaVersion: 1 };
+}
+
+/** To, Cc and Bcc in order, as canonical addresses, each once. */
+export function uniqueRecipients(message: Pick<OutboundMessage, 'to' | 'cc' | 'bcc'>): string[] {
+  const seen = new Set<string>();
+  for (const mailbox of [...message.to, ...message.cc, ...message.bcc]) seen.add(canonicalAddress(mailbox.email));
+  return [...seen];
+}
+
+function acceptMessage(command: AcceptMessage, state: MessageState): MessageAccepted[] {
+  const { messageId, message, suppressedAddresses } = command.data;
+  if (state.phase !== 'Initial' || !canMessageMove(state.phase, 'Accepted')) {
+    throw new DomainError('MessageAlreadyAccepted', `message ${messageId} was already accepted`, { messageId });
+  }
+  const suppressed = new Set([...suppressedAddresses].map(canonicalAddress));
+  const recipients = uniqueRecipients(message);
+  const activeRecipients = recipients.filter((address) => !suppressed.has(address));
+  const suppressedRecipients = recipients.filter((address) => suppressed.has(address));
+  if (activeRecipients.length === 0) {
+    throw new DomainError('AllRecipientsSuppressed', 'every recipient of the message is suppressed', {
+      suppressed: suppressedRecipients,
+    });
+  }
+  const nextId = idSupply(command.metadata);
+  return [
+    {
+      type: 'MessageAccepted',
+      data: {
+        messageId,
+        ...message,
+        activeRecipients,
+        suppressedRecipients,
+        submittedAt: command.metadata.now,
+      },
+      metadata: eventMetadata(command.metadata, nextId),
+    },
+  ];
+}
+
+function assertSameStream(
+  state: Exclude<MessageState, { phase: 'Initial' }>,
+  messageId: string,
+  metadata: CommandMetadata,
+): void {
+  if (state.messageId !== messageId) {
+    throw new DomainError(
+      'MessageIdMismatch',
+      `the command is for message ${messageId}, the stream is ${state.messageId}`,
+    );
+  }
+  if (state.organizationId !== metadata.organizationId) {
+    throw new DomainError('OrganizationMismatch', `message ${messageId} belongs to another organization`);
+  }
+}
+
+function recordSent(command: RecordSent, state: MessageState): MessageSent[] {
+  const { messageId } = command.data;
+  if (state.phase === 'Initial') {
+    throw new DomainError('MessageNotAccepted', `message ${messageId} was never accepted`, { messageId });
+  }
+  assertSameStream(state, messageId, command.metadata);
+  if (!canMessageMove(state.phase, 'Sent')) return []; // already Sent: a re-run of the same handler
+  const nextId = idSupply(command.metadata);
+  return [{ type: 'MessageSent', data: { messageId }, metadata: eventMetadata(command.metadata, nextId) }];
+}
+
+const OUTCOME_STATUS: Record<DeliveryOutcome['kind'], RecipientStatus> = {
+  Delivered: 'Delivered',
+  HardBounced: 'HardBounced',
+  PolicyRejected: 'PolicyRejected',
+  Deferred: 'Deferred',
+  SoftBounced: 'SoftBounced',
+};
+
+function recordDeliveryOutcome(command: RecordDeliveryOutcome, state: MessageState): RecipientOutcomeEvent[] {
+  const { messageId, outcome } = command.data;
+  const recipient = canonicalAddress(command.data.recipient);
+  if (state.phase === 'Initial') {
+    throw new DomainError('MessageNotAccepted', `message ${messageId} was never accepted`, { messageId });
+  }
+  assertSameStream(state, messageId, command.metadata);
+  if (state.phase !== 'Sent') {
+    throw new DomainError('MessageNotSent', `message ${messageId} has not been sent yet`, { messageId });
+  }
+  const current = state.recipients.get(recipient);
+  if (!current) {
+    const why = state.suppressedRecipients.includes(recipient) ? 'is a suppressed recipient' : 'is not a recipient';
+    throw new DomainError('RecipientNotInMessage', `${recipient} ${why} of message ${messageId}`, {
+      messageId,
+      recipient,
+    });
+  }
+  if (isTerminal(current.status)) return [];
+  if (!canRecipientMove(current.status, OUTCOME_STATUS[outcome.kind])) return [];
+  if (outcome.kind === 'Deferred' && outcome.attempt <= current.failedAttempts) return [];
+
+  const metadata = eventMetadata(command.metadata, idSupply(command.metadata));
+  const base = { messageId, recipient };
+  switch (outcome.kind) {
+    case 'Delivered':
+      return [
+        {
+          type: 'MessageDelivered',
+          data: { ...base, smtpResponse: outcome.smtpResponse, destinationServer: outcome.destinationServer },
+          metadata,
+        },
+      ];
+    case 'HardBounced':
+    case 'PolicyRejected': {
+      const data = {
+        ...base,
+        smtpResponse: outcome.smtpResponse,
+        statusCode: outcome.statusCode,
+        ...(outcome.enhancedStatus !== undefined && { enhancedStatus: outcome.enhancedStatus }),
+        summary: outcome.summary,
+      };
+      return outcome.kind === 'HardBounced'
+        ? [{ type: 'MessageHardBounced', data, metadata }]
+        : [{ type: 'MessagePolicyRejected', data, metadata }];
+    }
+    case 'Deferred':
+      return [
+        {
+          type: 'MessageDeferred',
+          data: {
+            ...base,
+            reason: outcome.reason,
+            ...(outcome.smtpResponse !== undefined && { smtpResponse: outcome.smtpResponse }),
+            summary: outcome.summary,
+            attempt: outcome.attempt,
+            nextAttemptAt: outcome.nextAttemptAt,
+          },
+          metadata,
+        },
+      ];
+    case 'SoftBounced':
+      return [
+        {
+          type: 'MessageSoftBounced',
+          data: {
+            ...base,
+            reason: outcome.reason,
+            ...(outcome.smtpResponse !== undefined && { smtpResponse: outcome.smtpResponse }),
+            summary: outcome.summary,
+            attempts: outcome.attempts,
+          },
+          metadata,
+        },
+      ];
+    default:
+      return assertNever(outcome);
+  }
+}
+
+export function decideMessage(command: MessageCommand, state: MessageState): MessageEvent[] {
+  switch (command.type) {
+    case 'AcceptMessage':
+      return acceptMessage(command, state);
+    case 'RecordSent':
+      return recordSent(command, state);
+    case 'RecordDeliveryOutcome':
+      return recordDeliveryOutcome(command, state);
+    default:
+      return assertNever(command);
+  }
+}
+
+export interface MessageDecider {
+  initialState(): MessageState;
+  decide(command: MessageCommand, state: MessageState): MessageEvent[];
+  evolve(state: MessageState, event: MessageEvent): MessageState;
+}
+
+export const messageDecider: MessageDecider = {
+  initialState: initialMessageState,
+  decide: decideMessage,
+  evolve: evolveMessage,
+};

@@ -1,0 +1,272 @@
+import type { DomainEvent } from '../event';
+import type { OutboundMessage } from '../validation';
+
+/**
+ * The message aggregate: its events, its state and `evolve`. One stream per message (key: message id).
+ *
+ * Lifecycle (see MESSAGE_TRANSITIONS and RECIPIENT_TRANSITIONS):
+ *
+ *   (none) ──AcceptMessage──► Accepted ──RecordSent──► Sent
+ *
+ * and, once Sent, per active recipient:
+ *
+ *   Queued ──► Deferred ⟲ (each retry that fails again)
+ *     │           │
+ *     └─────┬─────┘
+ *           ▼
+ *   Delivered | HardBounced | SoftBounced | PolicyRejected   (terminal)
+ *
+ * Recipients are identified by their canonical (lowercased) address.
+ */
+
+// ── Events ──────────────────────────────────────────────────────────────────
+
+export interface MessageAcceptedData extends OutboundMessage {
+  messageId: string;
+  /** Canonical (lowercased) addresses that will be delivered to: To + Cc + Bcc, duplicates merged, in order. */
+  activeRecipients: string[];
+  /** Canonical addresses left out because the organization suppresses them. */
+  suppressedRecipients: string[];
+  /** Epoch milliseconds; the send result's SubmittedAt. */
+  submittedAt: number;
+}
+
+export interface MessageSentData {
+  messageId: string;
+}
+
+export interface MessageDeliveredData {
+  messageId: string;
+  recipient: string;
+  /** The receiving server's answer to the end of DATA, e.g. "250 2.0.0 OK queued as 1234". */
+  smtpResponse: string;
+  /** The host name of the server that took the message. */
+  destinationServer: string;
+}
+
+/** A permanent refusal: shared by hard bounces and policy rejections. */
+export interface MessageRefusalData {
+  messageId: string;
+  recipient: string;
+  smtpResponse: string;
+  /** The basic SMTP reply code, e.g. 550. */
+  statusCode: number;
+  /** The RFC 3463 enhanced status code when the server gave one, e.g. "5.1.1". */
+  enhancedStatus?: string;
+  /** A short human description, e.g. "Bad destination mailbox address". */
+  summary: string;
+}
+
+/** Why a recipient's delivery attempt did not conclude: a 4xx answer, a timeout or a connection failure. */
+export type TransientReason = 'response' | 'timeout' | 'connection';
+
+export interface MessageDeferredData {
+  messageId: string;
+  recipient: string;
+  reason: TransientReason;
+  /** The server's answer, when there was one (reason 'response'). */
+  smtpResponse?: string;
+  /** A short human description ("Mailbox temporarily unavailable", "Connection timed out", …). */
+  summary: string;
+  /** How many attempts have failed so far, 1 after the first. */
+  attempt: number;
+  /** Epoch milliseconds of the next attempt. */
+  nextAttemptAt: number;
+}
+
+/**
+ * Why a recipient soft-bounced: retries ran out (72 h of 4xx / timeouts), or a 5xx answer that is
+ * neither a bad address nor a policy refusal (mailbox full, message too large, …): final for this message,
+ * but no reason to suppress the address.
+ */
+export type SoftBounceReason = 'RetriesExhausted' | 'PermanentFailure';
+
+export interface MessageSoftBouncedData {
+  messageId: string;
+  recipient: string;
+  reason: SoftBounceReason;
+  /** The last answer, when the last attempt got one. */
+  smtpResponse?: string;
+  summary: string;
+  /** Attempts made in all. */
+  attempts: number;
+}
+
+export type MessageAccepted = DomainEvent<'MessageAccepted', MessageAcceptedData>;
+export type MessageSent = DomainEvent<'MessageSent', MessageSentData>;
+export type MessageDelivered = DomainEvent<'MessageDelivered', MessageDeliveredData>;
+export type MessageHardBounced = DomainEvent<'MessageHardBounced', MessageRefusalData>;
+export type MessagePolicyRejected = DomainEvent<'MessagePolicyRejected', MessageRefusalData>;
+export type MessageDeferred = DomainEvent<'MessageDeferred', MessageDeferredData>;
+export type MessageSoftBounced = DomainEvent<'MessageSoftBounced', MessageSoftBouncedData>;
+
+/** An outcome of one recipient's delivery. */
+export type RecipientOutcomeEvent =
+  MessageDelivered | MessageHardBounced | MessagePolicyRejected | MessageDeferred | MessageSoftBounced;
+
+export type MessageEvent = MessageAccepted | MessageSent | RecipientOutcomeEvent;
+
+export const MESSAGE_EVENT_TYPES = [
+  'MessageAccepted',
+  'MessageSent',
+  'MessageDelivered',
+  'MessageHardBounced',
+  'MessageSoftBounced',
+  'MessagePolicyRejected',
+  'MessageDeferred',
+] as const satisfies readonly MessageEvent['type'][];
+
+// ── State and transitions ───────────────────────────────────────────────────
+
+export type MessagePhase = 'Initial' | 'Accepted' | 'Sent';
+
+export type RecipientStatus = 'Queued' | 'Deferred' | 'Delivered' | 'HardBounced' | 'SoftBounced' | 'PolicyRejected';
+
+/** The message's lifecycle: which phase may follow which (kafkajs transactionStateMachine style). */
+export const MESSAGE_TRANSITIONS: Readonly<Record<MessagePhase, readonly MessagePhase[]>> = {
+  Initial: ['Accepted'],
+  Accepted: ['Sent'],
+  Sent: [],
+};
+
+/** A recipient's delivery: which status may follow which. A status with no successor is terminal. */
+export const RECIPIENT_TRANSITIONS: Readonly<Record<RecipientStatus, readonly RecipientStatus[]>> = {
+  Queued: ['Deferred', 'Delivered', 'HardBounced', 'SoftBounced', 'PolicyRejected'],
+  Deferred: ['Deferred', 'Delivered', 'HardBounced', 'SoftBounced', 'PolicyRejected'],
+  Delivered: [],
+  HardBounced: [],
+  SoftBounced: [],
+  PolicyRejected: [],
+};
+
+export function canMessageMove(from: MessagePhase, to: MessagePhase): boolean {
+  return MESSAGE_TRANSITIONS[from].includes(to);
+}
+
+export function canRecipientMove(from: RecipientStatus, to: RecipientStatus): boolean {
+  return RECIPIENT_TRANSITIONS[from].includes(to);
+}
+
+export function isTerminal(status: RecipientStatus): boolean {
+  return RECIPIENT_TRANSITIONS[status].length === 0;
+}
+
+export interface RecipientState {
+  status: RecipientStatus;
+  /** Failed attempts recorded so far (the last MessageDeferred's attempt number; 0 before any). */
+  failedAttempts: number;
+}
+
+export type MessageState =
+  | { phase: 'Initial' }
+  | {
+      phase: 'Accepted' | 'Sent';
+      messageId: string;
+      organizationId: string;
+      /** Keyed by canonical address; suppressed recipients are not here. */
+      recipients: ReadonlyMap<string, RecipientState>;
+      suppressedRecipients: readonly string[];
+    };
+
+export function initialMessageState(): MessageState {
+  return { phase: 'Initial' };
+}
+
+const OUTCOME_STATUS: Record<RecipientOutcomeEvent['type'], RecipientStatus> = {
+  MessageDelivered: 'Delivered',
+  MessageHardBounced: 'HardBounced',
+  MessagePolicyRejected: 'PolicyRejected',
+  MessageDeferred: 'Deferred',
+  MessageSoftBounced: 'SoftBounced',
+};
+
+/** The status a recipient takes when this outcome event is applied. */
+export function recipientStatusAfter(event: RecipientOutcomeEvent): RecipientStatus {
+  return OUTCOME_STATUS[event.type];
+}
+
+/**
+ * Events are facts: `evolve` applies what it can and leaves the state as it is for an event that does not
+ * fit (a duplicate, or one out of order), so replaying a stream never fails.
+ */
+export function evolveMessage(state: MessageState, event: MessageEvent): MessageState {
+  switch (event.type) {
+    case 'MessageAccepted': {
+      if (state.phase !== 'Initial') return state;
+      const recipients = new Map<string, RecipientState>();
+      for (const address of event.data.activeRecipients)
+        recipients.set(address, { status: 'Queued', failedAttempts: 0 });
+      return {
+        phase: 'Accepted',
+        messageId: event.data.messageId,
+        organizationId: event.metadata.organizationId,
+        recipients,
+        suppressedRecipients: event.data.suppressedRecipients,
+      };
+    }
+    case 'MessageSent':
+      return state.phase === 'Accepted' ? { ...state, phase: 'Sent' } : state;
+    case 'MessageDelivered':
+    case 'MessageHardBounced':
+    case 'MessagePolicyRejected':
+    case 'MessageDeferred':
+    case 'MessageSoftBounced': {
+      if (state.phase === 'Initial') return state;
+      const current = state.recipients.get(event.data.recipient);
+      const next = recipientStatusAfter(event);
+      if (!current || !canRecipientMove(current.status, next)) return state;
+      const recipients = new Map(state.recipients);
+      recipients.set(event.data.recipient, {
+        status: next,
+        failedAttempts: event.type === 'MessageDeferred' ? event.data.attempt : current.failedAttempts,
+      });
+      return { ...state, recipients };
+    }
+    default: {
+      // Exhaustive at compile time; at run time an event type from a newer writer is skipped, not fatal.
+      const _unknown: never = event;
+      return state;
+    }
+  }
+}
+
+// ── The status shown when listing messages ─────────────────────────────────
+
+export type MessageListingStatus =
+  'Queued' | 'Sent' | 'Deferred' | 'Delivered' | 'PartiallyDelivered' | 'Bounced' | 'Rejected';
+
+/**
+ * The one status a message is listed under, derived from its phase and its recipients' statuses:
+ *
+ * 1. Accepted (not yet taken by the mail server) → Queued.
+ * 2. Sent, and a recipient is still Queued (its first attempt has no outcome yet) → Sent.
+ * 3. Sent, none Queued, some Deferred (waiting for a retry) → Deferred.
+ * 4. Every recipient terminal:
+ *    - all Delivered → Delivered;
+ *    - some Delivered, others not → PartiallyDelivered;
+ *    - none Delivered, some HardBounced or SoftBounced → Bounced;
+ *    - none Delivered, all PolicyRejected → Rejected.
+ *
+ * The projector uses the same function so that the listing and the aggregate agree.
+ */
+export function deriveMessageStatus(
+  phase: 'Accepted' | 'Sent',
+  recipientStatuses: readonly RecipientStatus[],
+): MessageListingStatus {
+  if (phase === 'Accepted') return 'Queued';
+  if (recipientStatuses.includes('Queued')) return 'Sent';
+  if (recipientStatuses.includes('Deferred')) return 'Deferred';
+  const delivered = recipientStatuses.filter((status) => status === 'Delivered').length;
+  if (delivered > 0) return delivered === recipientStatuses.length ? 'Delivered' : 'PartiallyDelivered';
+  if (recipientStatuses.some((status) => status === 'HardBounced' || status === 'SoftBounced')) return 'Bounced';
+  return 'Rejected';
+}
+
+/** The listing status of an aggregate state; undefined before the message was accepted. */
+export function messageListingStatus(state: MessageState): MessageListingStatus | undefined {
+  if (state.phase === 'Initial') return undefined;
+  return deriveMessageStatus(
+    state.phase,
+    [...state.recipients.values()].map((recipient) => recipient.status),
+  );
+}

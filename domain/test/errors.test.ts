@@ -1,0 +1,151 @@
+import { Errors } from 'postmark';
+import { ErrorHandler } from 'postmark/dist/client/errors/ErrorHandler';
+import { describe, expect, it } from 'vitest';
+import { describeError, ERROR_CATALOGUE, inactiveRecipientsMessage, isErrorCode, type ErrorCode } from '../src/errors';
+import { validateBatchSize, validateSendRequest, type SendRequestErrorCode } from '../src/validation';
+
+/** The rule the brief and Postmark's clients use: after "Found inactive addresses: " up to ". Inactive", split on ", ". */
+function addressesInInactiveMessage(message: string): string[] {
+  const start = message.indexOf('Found inactive addresses: ') + 'Found inactive addresses: '.length;
+  const end = message.indexOf('. Inactive', start);
+  return message.slice(start, end).split(', ');
+}
+
+function postmarkErrorFor(code: string, params: Parameters<typeof describeError>[1] = {}) {
+  const { ErrorCode, Message, httpStatus } = describeError(code, params);
+  return new ErrorHandler().buildError(Message, ErrorCode, httpStatus);
+}
+
+describe('error catalogue', () => {
+  it('answers the codes the API relies on with these ErrorCode and HTTP status pairs', () => {
+    const pairs = Object.fromEntries(
+      Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, [entry.errorCode, entry.httpStatus]]),
+    );
+    expect(pairs).toEqual({
+      Ok: [0, 200],
+      InvalidApiToken: [10, 401],
+      InsufficientScope: [12, 403],
+      InvalidEmailRequest: [300, 422],
+      SenderSignatureNotFound: [400, 422],
+      SenderSignatureNotConfirmed: [401, 422],
+      InvalidJson: [402, 422],
+      IncompatibleJson: [403, 422],
+      NotAllowedToSend: [405, 422],
+      InactiveRecipients: [406, 422],
+      AllRecipientsSuppressed: [406, 422],
+      JsonRequired: [409, 415],
+      TooManyBatchMessages: [410, 422],
+      ForbiddenAttachmentType: [411, 422],
+      MessageNotFound: [701, 404],
+      InvalidMessageStream: [1235, 422],
+      PayloadTooLarge: [300, 413],
+      IdempotencyKeyReused: [1300, 409],
+      RateLimited: [429, 429],
+      ServiceUnavailable: [503, 503],
+      InternalError: [500, 500],
+    });
+  });
+
+  it('gives every ErrorCode to one entry, except the deliberate aliases', () => {
+    const byErrorCode = new Map<number, string[]>();
+    for (const [code, entry] of Object.entries(ERROR_CATALOGUE)) {
+      byErrorCode.set(entry.errorCode, [...(byErrorCode.get(entry.errorCode) ?? []), code]);
+    }
+    const shared = [...byErrorCode.values()].filter((codes) => codes.length > 1);
+    expect(shared).toEqual([
+      ['InvalidEmailRequest', 'PayloadTooLarge'],
+      ['InactiveRecipients', 'AllRecipientsSuppressed'],
+    ]);
+  });
+
+  it('has a distinct ErrorCode and HTTP status pair for every entry but the 406 alias', () => {
+    const pairs = Object.values(ERROR_CATALOGUE).map((entry) => `${entry.errorCode}/${entry.httpStatus}`);
+    expect(new Set(pairs).size).toBe(pairs.length - 1);
+  });
+
+  it('has a catalogue entry for every code validation can give', () => {
+    const codes: Array<SendRequestErrorCode | 'TooManyBatchMessages'> = [
+      'IncompatibleJson',
+      'InvalidEmailRequest',
+      'InvalidMessageStream',
+      'ForbiddenAttachmentType',
+      'PayloadTooLarge',
+      'TooManyBatchMessages',
+    ];
+    for (const code of codes) expect(isErrorCode(code), code).toBe(true);
+  });
+
+  it('answers a validation failure with its code and the message naming the field', () => {
+    const result = validateSendRequest({ From: 'a@x.example', To: 5, TextBody: 'x' });
+    if (result.ok) throw new Error('expected a refusal');
+    expect(describeError(result.error.code, { detail: result.error.message })).toEqual({
+      ErrorCode: 300,
+      Message: 'To must be a string or an array of strings, not a number',
+      httpStatus: 422,
+    });
+  });
+
+  it('answers a too large batch with 410', () => {
+    const result = validateBatchSize(501);
+    if (result.ok) throw new Error('expected a refusal');
+    expect(describeError(result.error.code, { detail: result.error.message })).toMatchObject({
+      ErrorCode: 410,
+      httpStatus: 422,
+      Message: 'A batch may hold at most 500 messages (it holds 501)',
+    });
+  });
+
+  it('fills a template from its parameters', () => {
+    expect(describeError('InsufficientScope', { scope: 'email:send' })).toEqual({
+      ErrorCode: 12,
+      Message: 'This API key lacks the scope email:send.',
+      httpStatus: 403,
+    });
+  });
+
+  it('uses the generic message when a parameter is missing, never a raw placeholder', () => {
+    for (const code of Object.keys(ERROR_CATALOGUE) as ErrorCode[]) {
+      const { Message } = describeError(code);
+      expect(Message, code).not.toMatch(/\{\w+\}/);
+      expect(Message.length, code).toBeGreaterThan(0);
+    }
+  });
+
+  it('answers an unknown code as an internal error', () => {
+    expect(describeError('MissingEventId')).toEqual({
+      ErrorCode: 500,
+      Message: 'An internal error occurred.',
+      httpStatus: 500,
+    });
+  });
+
+  it('writes the 406 message exactly in Postmark’s pattern', () => {
+    expect(inactiveRecipientsMessage(['a@x.com', 'b@y.com'])).toBe(
+      'You tried to send to recipient(s) that have been marked as inactive. Found inactive addresses: a@x.com, b@y.com. ' +
+        'Inactive recipients are ones that have generated a hard bounce, a spam complaint, or a manual suppression.',
+    );
+  });
+
+  it('lets a client read the addresses back out of the 406 message', () => {
+    const addresses = ['alice@customer.example', 'bob.o-neil+news@sub.customer.example'];
+    const { Message } = describeError('AllRecipientsSuppressed', { addresses });
+    expect(addressesInInactiveMessage(Message)).toEqual(addresses);
+  });
+
+  it('is read by the postmark.js 5.1.0 client as InactiveRecipientsError with the recipients', () => {
+    const error = postmarkErrorFor('InactiveRecipients', { addresses: ['a@x.com', 'b@y.com'] });
+    expect(error).toBeInstanceOf(Errors.InactiveRecipientsError);
+    expect((error as Errors.InactiveRecipientsError).recipients).toEqual(['a@x.com', 'b@y.com']);
+  });
+
+  it.each([
+    ['InvalidApiToken', Errors.InvalidAPIKeyError],
+    ['InvalidEmailRequest', Errors.InvalidEmailRequestError],
+    ['SenderSignatureNotFound', Errors.ApiInputError],
+    ['RateLimited', Errors.RateLimitExceededError],
+    ['InternalError', Errors.InternalServerError],
+    ['ServiceUnavailable', Errors.ServiceUnavailablerError],
+  ] as const)('is read by the postmark.js client: %s as its matching error class', (code, errorClass) => {
+    expect(postmarkErrorFor(code, { detail: 'x', from: 'a@x.example' })).toBeInstanceOf(errorClass);
+  });
+});
