@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * Where the services are. Each address comes from the environment; without it,
  * the local service that `npm run infra -- up` starts on 127.0.0.1.
@@ -21,4 +24,21 @@ export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceA
     clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? 'sendline',
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
   };
+}
+
+/**
+ * Reads `.local/services.env` (written by `npm run infra -- up`: the local services'
+ * addresses and the development secret key) into the environment, without
+ * overriding anything already set. Lets `npm run admin`, the apps and the benches
+ * run from the repository root without sourcing the file first.
+ */
+export function loadLocalServicesEnv(
+  file = join(process.cwd(), '.local', 'services.env'),
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  if (!existsSync(file)) return;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
+    if (match && env[match[1]!] === undefined) env[match[1]!] = match[2];
+  }
 }

@@ -35,7 +35,11 @@ export interface TestApi {
 export async function startTestApi(overrides: Partial<ApiDependencies> = {}): Promise<TestApi> {
   const redis = createRedis(addresses.redisUrl);
   const clickhouse = createClickHouse(addresses.clickhouseUrl);
-  const store = new EventStore({ brokers: addresses.kafkaBrokers, registryUrl: addresses.schemaRegistryUrl, clientId: 'test-api' });
+  const store = new EventStore({
+    brokers: addresses.kafkaBrokers,
+    registryUrl: addresses.schemaRegistryUrl,
+    clientId: 'test-api',
+  });
   const deps: ApiDependencies = {
     store,
     redis,
@@ -93,7 +97,10 @@ export async function createTestOrganization(
   const run = async (command: Omit<AccountCommand, 'metadata'>) => {
     const state = await deps.accounts.organizationState(organizationId);
     const events = decideOrganization(
-      { ...command, metadata: { organizationId, now: Date.now(), eventIds: [randomUUID(), randomUUID()] } } as AccountCommand,
+      {
+        ...command,
+        metadata: { organizationId, now: Date.now(), eventIds: [randomUUID(), randomUUID()] },
+      } as AccountCommand,
       state,
     );
     await deps.store.append(events);
@@ -105,11 +112,21 @@ export async function createTestOrganization(
     const keyId = randomUUID();
     await run({
       type: 'IssueApiKey',
-      data: { keyId, name: `${mode} key`, scopes, mode, keyHash: createHash('sha256').update(token).digest('hex'), keyPrefix: keyPrefixForDisplay(token) },
+      data: {
+        keyId,
+        name: `${mode} key`,
+        scopes,
+        mode,
+        keyHash: createHash('sha256').update(token).digest('hex'),
+        keyPrefix: keyPrefixForDisplay(token),
+      },
     });
     return { token, keyId };
   };
-  await run({ type: 'CreateOrganization', data: { name: `Test org ${organizationId.slice(0, 8)}`, adminEmail: 'admin@example.test' } });
+  await run({
+    type: 'CreateOrganization',
+    data: { name: `Test org ${organizationId.slice(0, 8)}`, adminEmail: 'admin@example.test' },
+  });
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const verificationToken = randomBytes(16).toString('hex');
   await run({
@@ -119,11 +136,15 @@ export async function createTestOrganization(
       verificationToken,
       dkimSelector: 'sl1',
       dkimPublicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      dkimPrivateKeyEncrypted: encryptSecret(privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), secretKeyFromEnv()),
+      dkimPrivateKeyEncrypted: encryptSecret(
+        privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+        secretKeyFromEnv(),
+      ),
     },
   });
   await run({ type: 'VerifyDomain', data: { domain, txtRecords: [verificationRecordValue(verificationToken)] } });
-  if (options.allowance !== undefined) await run({ type: 'SetAllowance', data: { messagesPerMonth: options.allowance } });
+  if (options.allowance !== undefined)
+    await run({ type: 'SetAllowance', data: { messagesPerMonth: options.allowance } });
   const live = await issueKey(ALL_SCOPES, 'live');
   const test = await issueKey(ALL_SCOPES, 'test');
   return { organizationId, domain, liveKey: live.token, testKey: test.token, issueKey, run };

@@ -1,6 +1,13 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { ActivityReader, AccountsView, AllowanceCounter, EventStore, IdempotencyStore, SuppressionView } from '@sendline/infra';
+import type {
+  ActivityReader,
+  AccountsView,
+  AllowanceCounter,
+  EventStore,
+  IdempotencyStore,
+  SuppressionView,
+} from '@sendline/infra';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { authenticate } from './auth';
@@ -41,8 +48,13 @@ export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
 
 /** Builds the API (routes, auth, errors, OpenAPI, metrics) without listening. */
 export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}): Promise<Api> {
+  const logger = options.logger;
+  const isInstance =
+    typeof logger === 'object' && logger !== null && typeof (logger as FastifyBaseLogger).info === 'function';
   const app = Fastify({
-    logger: options.logger ?? false,
+    ...(isInstance
+      ? { loggerInstance: logger as FastifyBaseLogger }
+      : { logger: (logger as boolean | { level: string } | undefined) ?? false }),
     bodyLimit: SINGLE_BODY_LIMIT,
     // Types are not coerced: a To of 5 is an error, not the string "5".
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },

@@ -50,7 +50,8 @@ function fromFastifyError(error: FastifyError): { code: string; params: ErrorPar
     const where = error.validationContext ?? 'body';
     const first = error.validation[0];
     const path = first?.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : '';
-    const detail = `${where === 'body' ? '' : `${where} `}${path ? `'${path}' ` : ''}${first?.message ?? 'is invalid'}`.trim();
+    const detail =
+      `${where === 'body' ? '' : `${where} `}${path ? `'${path}' ` : ''}${first?.message ?? 'is invalid'}`.trim();
     return { code: 'InvalidEmailRequest', params: { detail: `Invalid request: ${detail}.` } };
   }
   return undefined;
@@ -65,7 +66,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return sendError(reply, failure.code, failure.params);
     }
     if (failure instanceof DomainError) {
-      return sendError(reply, failure.code, { ...(failure.details as ErrorParams | undefined), detail: failure.message });
+      return sendError(reply, failure.code, {
+        ...(failure.details as ErrorParams | undefined),
+        detail: failure.message,
+      });
     }
     const mapped = fromFastifyError(error);
     if (mapped) return sendError(reply, mapped.code, mapped.params);

@@ -12,18 +12,24 @@ import {
   createRedis,
   EventStore,
   IdempotencyStore,
+  loadLocalServicesEnv,
   serviceAddresses,
   SuppressionView,
 } from '@sendline/infra';
 import { buildApi } from './app';
 
+loadLocalServicesEnv();
 const addresses = serviceAddresses();
 const port = Number(process.env.SENDLINE_API_PORT ?? process.env.PORT ?? 3000);
 const host = process.env.SENDLINE_API_HOST ?? '127.0.0.1';
 
 const redis = createRedis(addresses.redisUrl);
 const clickhouse = createClickHouse(addresses.clickhouseUrl);
-const store = new EventStore({ brokers: addresses.kafkaBrokers, registryUrl: addresses.schemaRegistryUrl, clientId: 'api' });
+const store = new EventStore({
+  brokers: addresses.kafkaBrokers,
+  registryUrl: addresses.schemaRegistryUrl,
+  clientId: 'api',
+});
 
 const app = await buildApi(
   {

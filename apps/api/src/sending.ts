@@ -141,7 +141,8 @@ export class SendingService {
         // A test key checks the allowance and uses none of it.
         const used = limit === null ? 0 : await this.deps.allowance.used(org, period);
         for (const entry of decided) {
-          if (limit !== null && used + entry.outcome.activeCount > limit) outcomes[entry.index] = refused('NotAllowedToSend');
+          if (limit !== null && used + entry.outcome.activeCount > limit)
+            outcomes[entry.index] = refused('NotAllowedToSend');
           else outcomes[entry.index] = { status: 200, body: entry.outcome.result };
         }
       } else {
@@ -158,7 +159,11 @@ export class SendingService {
           try {
             await this.deps.store.append(toAppend.flatMap((entry) => entry.outcome.events));
           } catch (error) {
-            await this.deps.allowance.release(org, period, toAppend.reduce((sum, e) => sum + e.outcome.activeCount, 0));
+            await this.deps.allowance.release(
+              org,
+              period,
+              toAppend.reduce((sum, e) => sum + e.outcome.activeCount, 0),
+            );
             throw error;
           }
           messagesAccepted.inc({ mode: 'live' }, toAppend.length);

@@ -1,5 +1,12 @@
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
-import { fromAvroRecord, fullNameOf, schemaOf, toAvroRecord, type AvroEventRecord, type AvroRecordSchema } from '@sendline/schemas';
+import {
+  fromAvroRecord,
+  fullNameOf,
+  schemaOf,
+  toAvroRecord,
+  type AvroEventRecord,
+  type AvroRecordSchema,
+} from '@sendline/schemas';
 import { InfrastructureError } from '../errors';
 
 export interface EncodableEvent {

@@ -63,7 +63,11 @@ export class AccountsView {
           p.sadd(this.organizationsKey, org);
           break;
         case 'MemberAdded':
-          p.hset(this.entitiesKey(org, 'members'), event.data.email, JSON.stringify({ role: event.data.role, addedAt: at } satisfies MemberState));
+          p.hset(
+            this.entitiesKey(org, 'members'),
+            event.data.email,
+            JSON.stringify({ role: event.data.role, addedAt: at } satisfies MemberState),
+          );
           break;
         case 'MemberRemoved':
           p.hdel(this.entitiesKey(org, 'members'), event.data.email);
@@ -111,7 +115,11 @@ export class AccountsView {
           break;
         }
         case 'AllowanceSet':
-          p.hset(this.organizationKey(org), 'messagesPerMonth', event.data.messagesPerMonth === null ? '' : String(event.data.messagesPerMonth));
+          p.hset(
+            this.organizationKey(org),
+            'messagesPerMonth',
+            event.data.messagesPerMonth === null ? '' : String(event.data.messagesPerMonth),
+          );
           break;
         default: {
           const _exhaustive: never = event;

@@ -33,7 +33,13 @@ export class AllowanceCounter {
   /** Reserves `count` messages; false when that would pass `limit` (null = unlimited). */
   async reserve(organizationId: string, period: string, count: number, limit: number | null): Promise<boolean> {
     const run = (this.redis as unknown as Record<string, (...args: unknown[]) => Promise<number>>).reserveAllowance;
-    const result = await run!.call(this.redis, this.keyOf(organizationId, period), count, limit === null ? '' : limit, 40 * 24 * 3600);
+    const result = await run!.call(
+      this.redis,
+      this.keyOf(organizationId, period),
+      count,
+      limit === null ? '' : limit,
+      40 * 24 * 3600,
+    );
     return result >= 0;
   }
 

@@ -6,10 +6,7 @@ export interface StoredAnswer {
 }
 
 export type IdempotencyClaim =
-  | { kind: 'new' }
-  | { kind: 'replay'; answer: StoredAnswer }
-  | { kind: 'conflict' }
-  | { kind: 'in-progress' };
+  { kind: 'new' } | { kind: 'replay'; answer: StoredAnswer } | { kind: 'conflict' } | { kind: 'in-progress' };
 
 /**
  * Idempotency keys of POST /email and /email/batch: the first request with a key
@@ -40,7 +37,12 @@ export class IdempotencyStore {
   }
 
   async complete(organizationId: string, key: string, requestHash: string, answer: StoredAnswer): Promise<void> {
-    await this.redis.set(this.keyOf(organizationId, key), JSON.stringify({ requestHash, answer }), 'EX', this.ttlSeconds);
+    await this.redis.set(
+      this.keyOf(organizationId, key),
+      JSON.stringify({ requestHash, answer }),
+      'EX',
+      this.ttlSeconds,
+    );
   }
 
   /** Gives the key back when the request failed before anything was accepted, so a retry can run. */

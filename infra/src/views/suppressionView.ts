@@ -75,7 +75,10 @@ export class SuppressionView {
   async list(organizationId: string): Promise<SuppressionEntry[]> {
     const all = await this.redis.hgetall(this.keyOf(organizationId));
     return Object.entries(all)
-      .map(([emailAddress, json]) => ({ emailAddress, ...(JSON.parse(json) as Omit<SuppressionEntry, 'emailAddress'>) }))
+      .map(([emailAddress, json]) => ({
+        emailAddress,
+        ...(JSON.parse(json) as Omit<SuppressionEntry, 'emailAddress'>),
+      }))
       .sort((a, b) => a.createdAt - b.createdAt || a.emailAddress.localeCompare(b.emailAddress));
   }
 

@@ -48,7 +48,10 @@ export function accountRoutes(deps: ApiDependencies) {
   return async function (app: FastifyInstance): Promise<void> {
     app.get(
       '/me',
-      { config: { scope: 'any' }, schema: { tags: ['account'], summary: 'The organization and the calling key', response: { 200: MeResponse } } },
+      {
+        config: { scope: 'any' },
+        schema: { tags: ['account'], summary: 'The organization and the calling key', response: { 200: MeResponse } },
+      },
       async (request) => {
         const key = requireKey(request);
         const organization = await deps.accounts.organization(key.organizationId);
@@ -61,7 +64,14 @@ export function accountRoutes(deps: ApiDependencies) {
 
     app.get(
       '/domains',
-      { config: { scope: 'domains:read' }, schema: { tags: ['account'], summary: 'The organization’s sending domains and their DNS records', response: { 200: DomainsResponse } } },
+      {
+        config: { scope: 'domains:read' },
+        schema: {
+          tags: ['account'],
+          summary: 'The organization’s sending domains and their DNS records',
+          response: { 200: DomainsResponse },
+        },
+      },
       async (request) => {
         const key = requireKey(request);
         const domains = await deps.accounts.domains(key.organizationId);
@@ -82,11 +92,20 @@ export function accountRoutes(deps: ApiDependencies) {
 
     app.get(
       '/members',
-      { config: { scope: 'members:read' }, schema: { tags: ['account'], summary: 'The organization’s members', response: { 200: MembersResponse } } },
+      {
+        config: { scope: 'members:read' },
+        schema: { tags: ['account'], summary: 'The organization’s members', response: { 200: MembersResponse } },
+      },
       async (request) => {
         const key = requireKey(request);
         const members = await deps.accounts.members(key.organizationId);
-        return { members: [...members].map(([email, member]) => ({ email, role: member.role, addedAt: iso(member.addedAt) as string })) };
+        return {
+          members: [...members].map(([email, member]) => ({
+            email,
+            role: member.role,
+            addedAt: iso(member.addedAt) as string,
+          })),
+        };
       },
     );
   };

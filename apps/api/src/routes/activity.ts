@@ -57,7 +57,12 @@ const DetailsResponse = Type.Object({
   ReplyTo: Type.String(),
   Headers: Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() })),
   MessageEvents: Type.Array(
-    Type.Object({ Recipient: Type.String(), Type: Type.String(), ReceivedAt: Type.String(), Details: Type.Record(Type.String(), Type.String()) }),
+    Type.Object({
+      Recipient: Type.String(),
+      Type: Type.String(),
+      ReceivedAt: Type.String(),
+      Details: Type.Record(Type.String(), Type.String()),
+    }),
   ),
 });
 
@@ -70,12 +75,16 @@ function dateFilter(name: string, value: string | undefined, endOfDay: boolean):
       ? value
       : `${value}Z`;
   const ms = Date.parse(withZone);
-  if (Number.isNaN(ms)) throw new ApiError('InvalidEmailRequest', { detail: `The ${name} filter '${value}' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS).` });
+  if (Number.isNaN(ms))
+    throw new ApiError('InvalidEmailRequest', {
+      detail: `The ${name} filter '${value}' is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS).`,
+    });
   return ms;
 }
 
 const mailbox = (entry: AddressEntry) => ({ Email: entry.email, Name: entry.name });
-const formatFrom = (m: MessageSummary) => (m.fromName ? `"${m.fromName.replace(/"/g, '\\"')}" <${m.fromEmail}>` : m.fromEmail);
+const formatFrom = (m: MessageSummary) =>
+  m.fromName ? `"${m.fromName.replace(/"/g, '\\"')}" <${m.fromEmail}>` : m.fromEmail;
 
 function toWire(m: MessageSummary) {
   return {
@@ -104,7 +113,12 @@ export function activityRoutes(deps: ApiDependencies) {
       '/messages/outbound',
       {
         config: { scope: 'email:read' },
-        schema: { tags: ['activity'], summary: 'Search sent messages (last 30 days)', querystring: ListQuery, response: { 200: ListResponse } },
+        schema: {
+          tags: ['activity'],
+          summary: 'Search sent messages (last 30 days)',
+          querystring: ListQuery,
+          response: { 200: ListResponse },
+        },
       },
       async (request) => {
         const key = requireKey(request);
@@ -116,7 +130,9 @@ export function activityRoutes(deps: ApiDependencies) {
         }
         const stream = q.messagestream ?? q.messageStream;
         if (stream !== undefined && stream !== '' && stream !== 'outbound') {
-          throw new ApiError('InvalidMessageStream', { detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.` });
+          throw new ApiError('InvalidMessageStream', {
+            detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.`,
+          });
         }
         const filters: ActivityFilters = { count, offset };
         const set = <K extends keyof ActivityFilters>(name: K, value: ActivityFilters[K] | undefined) => {

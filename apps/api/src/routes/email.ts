@@ -8,7 +8,8 @@ import { ApiError } from '../errors';
 import { SendingService, type SendOutcome } from '../sending';
 
 const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
-  description: 'One address or a comma-separated list ("Name <a@x.com>, b@y.com"); an array of such strings is accepted too',
+  description:
+    'One address or a comma-separated list ("Name <a@x.com>, b@y.com"); an array of such strings is accepted too',
 });
 
 /** Postmark's send request. Types are checked here; every rule (addresses, sizes, headers) by the domain. */
@@ -56,7 +57,11 @@ const ErrorBody = Type.Object({ ErrorCode: Type.Integer(), Message: Type.String(
 
 const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: 255, description: 'Beyond Postmark: the same key and body within 24 hours returns the first answer again' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description: 'Beyond Postmark: the same key and body within 24 hours returns the first answer again',
+    }),
   ),
 });
 
@@ -76,7 +81,9 @@ async function idempotent(
     const answer = await work();
     return reply.code(answer.status).send(answer.body);
   }
-  const requestHash = createHash('sha256').update(`${request.routeOptions.url}\n${JSON.stringify(request.body)}`).digest('hex');
+  const requestHash = createHash('sha256')
+    .update(`${request.routeOptions.url}\n${JSON.stringify(request.body)}`)
+    .digest('hex');
   const claim = await deps.idempotency.claim(key.organizationId, idempotencyKey, requestHash);
   if (claim.kind === 'conflict') throw new ApiError('IdempotencyKeyReused');
   if (claim.kind === 'in-progress') throw new ApiError('IdempotencyKeyInProgress', {}, { 'Retry-After': '1' });

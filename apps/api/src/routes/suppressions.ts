@@ -25,13 +25,19 @@ const DeleteRequest = Type.Object(
 
 const DeleteResponse = Type.Object({
   Suppressions: Type.Array(
-    Type.Object({ EmailAddress: Type.String(), Status: Type.String(), Message: Type.Union([Type.String(), Type.Null()]) }),
+    Type.Object({
+      EmailAddress: Type.String(),
+      Status: Type.String(),
+      Message: Type.Union([Type.String(), Type.Null()]),
+    }),
   ),
 });
 
 function onlyOutbound(stream: string): void {
   if (stream !== 'outbound') {
-    throw new ApiError('InvalidMessageStream', { detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.` });
+    throw new ApiError('InvalidMessageStream', {
+      detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.`,
+    });
   }
 }
 
@@ -80,7 +86,9 @@ export function suppressionRoutes(deps: ApiDependencies) {
         const key = requireKey(request);
         const list = (request.body as { Suppressions?: unknown } | undefined)?.Suppressions;
         if (!Array.isArray(list)) {
-          throw new ApiError('InvalidEmailRequest', { detail: "The request must hold a 'Suppressions' array of { EmailAddress } objects." });
+          throw new ApiError('InvalidEmailRequest', {
+            detail: "The request must hold a 'Suppressions' array of { EmailAddress } objects.",
+          });
         }
         const now = deps.now();
         const results: { EmailAddress: string; Status: 'Deleted' | 'Failed'; Message: string | null }[] = [];
@@ -88,18 +96,30 @@ export function suppressionRoutes(deps: ApiDependencies) {
         for (const entry of list) {
           const supplied = (entry as { EmailAddress?: unknown } | null)?.EmailAddress;
           if (typeof supplied !== 'string') {
-            results.push({ EmailAddress: String(supplied ?? ''), Status: 'Failed', Message: "Each entry needs an 'EmailAddress' string." });
+            results.push({
+              EmailAddress: String(supplied ?? ''),
+              Status: 'Failed',
+              Message: "Each entry needs an 'EmailAddress' string.",
+            });
             continue;
           }
           const parsed = parseEmailAddress(supplied);
           if (!parsed.ok) {
-            results.push({ EmailAddress: supplied, Status: 'Failed', Message: `Invalid email address: ${parsed.error.message}.` });
+            results.push({
+              EmailAddress: supplied,
+              Status: 'Failed',
+              Message: `Invalid email address: ${parsed.error.message}.`,
+            });
             continue;
           }
           // Deleted whether or not it was suppressed: the decider always records the deletion.
           events.push(
             ...decideSuppression(
-              { type: 'DeleteSuppression', data: { emailAddress: parsed.address }, metadata: { organizationId: key.organizationId, now, eventIds: [deps.newId()] } },
+              {
+                type: 'DeleteSuppression',
+                data: { emailAddress: parsed.address },
+                metadata: { organizationId: key.organizationId, now, eventIds: [deps.newId()] },
+              },
               initialSuppressionState(),
             ),
           );

@@ -1,0 +1,136 @@
+/**
+ * npm run bench:api — HTTP throughput of the send path on this machine.
+ *
+ * Starts the real API (apps/api/src/main.ts) and a bare fastify server that
+ * answers POST /v1/email with the same JSON and does nothing else, each as its own
+ * process on 127.0.0.1, then drives them with autocannon (loopback only, bounded
+ * in time): the bare route, single sends, and 500-message batches. Prints
+ * requests/s, accepted messages/s, p50/p99 latency and the single-send ratio.
+ * The messages go to Kafka for real; run it without a sender attached.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import autocannon, { type Result } from 'autocannon';
+import { AccountsView, createRedis, EventStore, loadLocalServicesEnv, serviceAddresses } from '@sendline/infra';
+import { createTestOrganization } from '../test/support/api';
+
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const API_PORT = 3901;
+const BARE_PORT = 3902;
+
+function startProcess(script: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+function run(title: string, options: autocannon.Options): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    autocannon(
+      { ...options, title, duration: DURATION_S, connections: options.connections ?? CONNECTIONS },
+      (error, result) => (error ? reject(error) : resolve(result)),
+    );
+  });
+}
+
+function row(name: string, result: Result, messagesPerRequest: number) {
+  const okRequests = result['2xx'];
+  const rate = okRequests / (result.duration || DURATION_S);
+  return {
+    name,
+    'requests/s': Math.round(rate),
+    'messages/s': Math.round(rate * messagesPerRequest),
+    'p50 ms': result.latency.p50,
+    'p99 ms': result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+loadLocalServicesEnv();
+const addresses = serviceAddresses();
+const redis = createRedis(addresses.redisUrl);
+const store = new EventStore({
+  brokers: addresses.kafkaBrokers,
+  registryUrl: addresses.schemaRegistryUrl,
+  clientId: 'bench-setup',
+});
+const org = await createTestOrganization({ store, accounts: new AccountsView(redis) });
+await store.disconnect();
+redis.disconnect();
+
+const api = startProcess('apps/api/src/main.ts', { SENDLINE_API_PORT: String(API_PORT), LOG_LEVEL: 'warn' });
+const bare = startProcess('bench/bareServer.ts', { BARE_PORT: String(BARE_PORT) });
+try {
+  await waitFor(`http://127.0.0.1:${API_PORT}/healthz`);
+  await waitFor(`http://127.0.0.1:${BARE_PORT}/healthz`);
+  const message = (i: number) => ({
+    From: `Bench <bench@${org.domain}>`,
+    To: `r${i}@example.net`,
+    Subject: 'Your receipt',
+    TextBody: 'Thank you for your order. '.repeat(8),
+    Tag: 'bench',
+  });
+  const single = JSON.stringify(message(1));
+  const batch = JSON.stringify(Array.from({ length: 500 }, (_, i) => message(i)));
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${org.liveKey}` };
+
+  // Warm both up (JIT, connections, schema registration) before measuring.
+  await run('warm-up', {
+    url: `http://127.0.0.1:${API_PORT}/v1/email`,
+    method: 'POST',
+    headers,
+    body: single,
+    duration: 2,
+    connections: 4,
+  });
+
+  const results = [];
+  const bareResult = await run('bare route', {
+    url: `http://127.0.0.1:${BARE_PORT}/v1/email`,
+    method: 'POST',
+    headers,
+    body: single,
+  });
+  results.push(row('bare fastify route (same JSON, no Kafka/Redis)', bareResult, 1));
+  const singleResult = await run('single sends', {
+    url: `http://127.0.0.1:${API_PORT}/v1/email`,
+    method: 'POST',
+    headers,
+    body: single,
+  });
+  results.push(row('POST /v1/email (single)', singleResult, 1));
+  const batchResult = await run('batches of 500', {
+    url: `http://127.0.0.1:${API_PORT}/v1/email/batch`,
+    method: 'POST',
+    headers,
+    body: batch,
+    connections: 4,
+  });
+  results.push(row('POST /v1/email/batch (500 messages)', batchResult, 500));
+
+  console.log(
+    `\nbench:api — ${DURATION_S}s per run, ${CONNECTIONS} connections (batches: 4), loopback, ${new Date().toISOString()}`,
+  );
+  console.table(results);
+  const ratio = singleResult['2xx'] / Math.max(1, bareResult['2xx']);
+  console.log(`single sends at ${(ratio * 100).toFixed(1)}% of the bare route's rate (target ≥ 40%)`);
+  console.log(`batches: ${results[2]?.['messages/s']} accepted messages/s (target ≥ 20,000)`);
+} finally {
+  api.kill('SIGTERM');
+  bare.kill('SIGTERM');
+}
