@@ -82,6 +82,8 @@ export class EventStore {
   private producer: Producer | undefined;
   private connecting: Promise<Producer> | undefined;
   private readonly appendTimeoutMs: number;
+  private readonly queue: PendingAppend[] = [];
+  private inFlight = false;
 
   constructor(private readonly options: EventStoreOptions) {
     this.kafka = createKafka(options.brokers, options.clientId, options.logLevel);
@@ -123,18 +125,15 @@ export class EventStore {
    */
   async append(events: StoredEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const byTopic = new Map<string, { key: string; value: Buffer; headers: IHeaders }[]>();
+    const messages: OutgoingMessage[] = [];
     for (const event of events) {
       const { topic, key } = this.route(event);
       const value = await this.codec.encode(topic, event);
-      const messages = byTopic.get(topic) ?? [];
-      messages.push({ key, value, headers: { 'event-type': event.type, 'event-id': event.metadata.eventId } });
-      byTopic.set(topic, messages);
+      messages.push({ topic, key, value, headers: { 'event-type': event.type, 'event-id': event.metadata.eventId } });
     }
-    const producer = await this.connectedProducer();
-    const send = producer.sendBatch({
-      acks: -1,
-      topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })),
+    const acknowledged = new Promise<void>((resolve, reject) => {
+      this.queue.push({ messages, resolve, reject });
+      this.flush();
     });
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -150,16 +149,63 @@ export class EventStore {
       );
     });
     try {
-      await Promise.race([send, timeout]);
-    } catch (cause) {
-      if (cause instanceof InfrastructureError) throw cause;
-      throw new InfrastructureError('AppendFailed', `Kafka refused the append: ${describeCause(cause)}`, {
-        retriable: declaredRetriable(cause) ?? false,
-        cause,
-      });
+      await Promise.race([acknowledged, timeout]);
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * Group commit: one produce request is in flight at a time; appends that arrive
+   * meanwhile wait and go together in the next request. Order per key is kept
+   * (requests are sequential, and messages keep their order inside one), the
+   * idempotent producer never has two requests racing on a partition, and many
+   * concurrent single appends cost a few requests instead of one each.
+   */
+  private flush(): void {
+    if (this.inFlight || this.queue.length === 0) return;
+    const taken: PendingAppend[] = [];
+    let bytes = 0;
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!;
+      const size = next.messages.reduce((sum, m) => sum + m.value.length, 0);
+      if (taken.length > 0 && bytes + size > MAX_REQUEST_BYTES) break;
+      taken.push(this.queue.shift()!);
+      bytes += size;
+    }
+    this.inFlight = true;
+    const byTopic = new Map<string, { key: string; value: Buffer; headers: IHeaders }[]>();
+    for (const append of taken) {
+      for (const { topic, ...message } of append.messages) {
+        const list = byTopic.get(topic) ?? [];
+        list.push(message);
+        byTopic.set(topic, list);
+      }
+    }
+    void this.connectedProducer()
+      .then((producer) =>
+        producer.sendBatch({
+          acks: -1,
+          topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })),
+        }),
+      )
+      .then(
+        () => taken.forEach((append) => append.resolve()),
+        (cause: unknown) => {
+          const error =
+            cause instanceof InfrastructureError
+              ? cause
+              : new InfrastructureError('AppendFailed', `Kafka refused the append: ${describeCause(cause)}`, {
+                  retriable: declaredRetriable(cause) ?? false,
+                  cause,
+                });
+          taken.forEach((append) => append.reject(error));
+        },
+      )
+      .finally(() => {
+        this.inFlight = false;
+        this.flush();
+      });
   }
 
   /** Creates the topics that do not exist yet; leaves existing ones as they are. */
@@ -398,6 +444,22 @@ export class EventStore {
     await producer?.disconnect();
   }
 }
+
+interface OutgoingMessage {
+  topic: string;
+  key: string;
+  value: Buffer;
+  headers: IHeaders;
+}
+
+interface PendingAppend {
+  messages: OutgoingMessage[];
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Appends are grouped into produce requests of at most this many bytes (one larger event still goes alone). */
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 export interface ConsumedEvent<E extends StoredEvent | undefined = StoredEvent | undefined> {
   event: E;

@@ -1,4 +1,5 @@
 import { SchemaRegistry, SchemaType, COMPATIBILITY } from '@kafkajs/confluent-schema-registry';
+import avro from 'avsc';
 import {
   fromAvroRecord,
   fullNameOf,
@@ -29,6 +30,7 @@ export class EventCodec {
   readonly registry: SchemaRegistry;
   private readonly ids = new Map<string, Promise<number>>();
   private readonly typeById = new Map<number, Promise<string>>();
+  private readonly decoders = new Map<number, Promise<{ type: string; read(body: Buffer): unknown }>>();
 
   constructor(registryUrl: string) {
     this.registry = new SchemaRegistry({ host: registryUrl, retry: { retries: 3 } });
@@ -80,13 +82,29 @@ export class EventCodec {
         retriable: false,
       });
     }
-    const id = value.readInt32BE(1);
-    const type = await this.typeOf(id);
-    const reader = schemaOf(type);
-    const record = (await this.registry.decode(value, {
-      [SchemaType.AVRO]: { readerSchema: reader as unknown as Parameters<SchemaRegistry['encode']>[1] },
-    })) as AvroEventRecord;
-    return fromAvroRecord(type, record) as EncodableEvent;
+    const decoder = await this.decoderFor(value.readInt32BE(1));
+    return fromAvroRecord(decoder.type, decoder.read(value.subarray(5)) as AvroEventRecord) as EncodableEvent;
+  }
+
+  /**
+   * A decoder per writer schema id, cached: the writer's schema (from the registry)
+   * resolved once against our reader schema (schemas/avro), so an event written with
+   * an older compatible schema reads as the current shape.
+   */
+  private decoderFor(id: number): Promise<{ type: string; read(body: Buffer): unknown }> {
+    let decoder = this.decoders.get(id);
+    if (!decoder) {
+      decoder = (async () => {
+        const type = await this.typeOf(id);
+        const writer = (await this.registry.getSchema(id)) as unknown as avro.Type;
+        const reader = avro.Type.forSchema(schemaOf(type) as avro.Schema);
+        const resolver = reader.createResolver(writer);
+        return { type, read: (body: Buffer) => reader.fromBuffer(body, resolver) };
+      })();
+      decoder.catch(() => this.decoders.delete(id));
+      this.decoders.set(id, decoder);
+    }
+    return decoder;
   }
 
   private typeOf(id: number): Promise<string> {
