@@ -246,7 +246,7 @@ describe('POST /v1/email/batch', () => {
       ],
     });
     expect(response.status).toBe(200);
-    expect(response.body.map((r: { ErrorCode: number }) => r.ErrorCode)).toEqual([0, 300, 300, 0]);
+    expect(response.body.map((r: { ErrorCode: number }) => r.ErrorCode)).toEqual([0, 300, 403, 0]);
     expect(response.body[0].To).toBe('one@example.net');
     expect(response.body[3].To).toBe('three@example.net');
     const events = await eventsOfMessage(api.deps.store, response.body[3].MessageID);
