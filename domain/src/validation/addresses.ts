@@ -72,6 +72,24 @@ function quote(input: string): string {
  * An empty or blank string is refused (the caller decides whether the field may be absent).
  */
 export function parseAddressList(input: string): AddressResult<Mailbox[]> {
+  // The RFC 5322 parser costs 50–100 µs an address; a batch repeats its From hundreds of times.
+  // The result depends on the input alone, so remembering recent answers changes nothing but speed.
+  const remembered = recentLists.get(input);
+  if (remembered) return copyResult(remembered);
+  const result = parseAddressListUncached(input);
+  if (recentLists.size >= RECENT_LISTS_MAX) recentLists.clear();
+  recentLists.set(input, result);
+  return copyResult(result);
+}
+
+const RECENT_LISTS_MAX = 2048;
+const recentLists = new Map<string, AddressResult<Mailbox[]>>();
+
+function copyResult(result: AddressResult<Mailbox[]>): AddressResult<Mailbox[]> {
+  return result.ok ? { ok: true, value: result.value.map((mailbox) => ({ ...mailbox })) } : result;
+}
+
+function parseAddressListUncached(input: string): AddressResult<Mailbox[]> {
   if (CR_OR_LF.test(input)) return { ok: false, reason: `${quote(input)} contains a line break` };
   if (input.trim() === '') return { ok: false, reason: 'is empty' };
   const parsed = emailAddresses({ input, startAt: 'address-list', rfc6532: true, rejectTLD: true });
