@@ -93,7 +93,7 @@ for (const c of cases) {
     Array.from({ length: c.perAppend }, () => accepted(c.bodyBytes)),
   );
   // Encode once for the raw producer, so it sends exactly the bytes the store sends.
-  const encoded = [];
+  const encoded: Buffer[][] = [];
   const encodeStart = performance.now();
   for (const batch of batches)
     encoded.push(await Promise.all(batch.map((e) => store.codec.encode(topics.messages, e))));

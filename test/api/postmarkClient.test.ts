@@ -6,6 +6,8 @@ import { randomUUID } from 'node:crypto';
 import * as postmark from 'postmark';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import { startActivityProjection } from '../support/projector';
+import { eventually } from '../support/services';
 
 let api: TestApi;
 let org: TestOrganization;
@@ -106,5 +108,60 @@ describe('the postmark 5.1.0 client', () => {
     const deleted = await client.deleteSuppressions('outbound', { Suppressions: [{ EmailAddress: gone }] });
     expect(deleted.Suppressions).toEqual([{ EmailAddress: gone, Status: 'Deleted', Message: null }]);
     expect((await client.getSuppressions('outbound')).Suppressions.map((s) => s.EmailAddress)).not.toContain(gone);
+  });
+});
+
+describe('the postmark 5.1.0 client reading activity', () => {
+  it('getOutboundMessages and getOutboundMessageDetails find a sent message', async () => {
+    const projection = await startActivityProjection(api.deps.store);
+    try {
+      const tag = `pm-${randomUUID().slice(0, 8)}`;
+      const sent = await client.sendEmail({
+        From: `s@${org.domain}`,
+        To: 'list@example.net',
+        Subject: 'Listed',
+        TextBody: 'body text',
+        Tag: tag,
+      });
+      const found = await eventually(
+        async () => {
+          const page = await client.getOutboundMessages({ count: 10, offset: 0, tag });
+          return Number(page.TotalCount) > 0 ? page : undefined;
+        },
+        30_000,
+        'the message in the list',
+      );
+      expect(found.Messages[0]).toMatchObject({
+        MessageID: sent.MessageID,
+        Subject: 'Listed',
+        Tag: tag,
+        Recipients: ['list@example.net'],
+      });
+      expect(found.Messages[0]?.To).toEqual([{ Email: 'list@example.net', Name: '' }]);
+
+      const details = await client.getOutboundMessageDetails(sent.MessageID);
+      expect(details.TextBody).toBe('body text');
+      expect(details.MessageEvents.map((e) => e.Type)).toContain('Accepted');
+    } finally {
+      await projection.stop();
+    }
+  });
+
+  it('getOutboundMessageDetails of another organization’s message fails (404, ErrorCode 701)', async () => {
+    const other = await createTestOrganization(api.deps);
+    const theirs = await new postmark.ServerClient(other.liveKey, {
+      requestHost: api.baseUrl.replace(/^http:\/\//, ''),
+      useHttps: false,
+    }).sendEmail({
+      From: `s@${other.domain}`,
+      To: 'x@example.net',
+      Subject: 'Theirs',
+      TextBody: 'x',
+    });
+    const failure = (await client
+      .getOutboundMessageDetails(theirs.MessageID)
+      .catch((e: unknown) => e)) as postmark.Errors.PostmarkError;
+    expect(failure.statusCode).toBe(404);
+    expect(failure.code).toBe(701);
   });
 });

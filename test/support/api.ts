@@ -1,27 +1,22 @@
-import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { buildApi, type Api, type ApiDependencies } from '@sendline/api';
+import { API_KEY_SCOPES, type AccountEvent, type Scope } from '@sendline/domain';
 import {
-  decideOrganization,
-  formatApiKey,
-  keyPrefixForDisplay,
-  verificationRecordValue,
-  type AccountCommand,
-  type AccountEvent,
-  type Scope,
-} from '@sendline/domain';
-import {
+  AccountsService,
   AccountsView,
   AllowanceCounter,
   ClickHouseActivityReader,
   createClickHouse,
   createRedis,
-  encryptSecret,
+  createTxtResolver,
   EventStore,
   IdempotencyStore,
-  secretKeyFromEnv,
+  MemoryZone,
+  startDnsServer,
   SuppressionView,
+  type AccountCommandInput,
+  type DomainSummary,
 } from '@sendline/infra';
-import { createHash } from 'node:crypto';
 import { addresses } from './services';
 
 export interface TestApi {
@@ -75,77 +70,70 @@ export interface TestOrganization {
   domain: string;
   liveKey: string;
   testKey: string;
+  /** The console's service on the same store and view (what `admin` runs). */
+  service: AccountsService;
   /** Issues another key (e.g. with fewer scopes). */
   issueKey(scopes: Scope[], mode?: 'live' | 'test'): Promise<{ token: string; keyId: string }>;
+  /** Adds another domain (with its DKIM keys), verified through DNS unless `verify` is false. */
+  addDomain(domain: string, options?: { verify?: boolean }): Promise<DomainSummary>;
   /** Runs one account command through the decider, appends its events and applies them to the view. */
-  run(command: Omit<AccountCommand, 'metadata'>): Promise<AccountEvent[]>;
+  run(command: AccountCommandInput): Promise<AccountEvent[]>;
 }
 
-const ALL_SCOPES: Scope[] = ['email:send', 'email:read', 'domains:read', 'members:read'];
+const ALL_SCOPES: Scope[] = [...API_KEY_SCOPES];
 
 /**
- * An organization with a verified domain and a live and a test key with every
- * scope, made through the account decider and the event store (as the console
- * does), and applied to the key view at once.
+ * An organization with a verified domain and a live and a test key with every scope, made by the
+ * console's own service (AccountsService: decider, event store, view applied at once). The domain is
+ * verified by a real DNS lookup against a DNS server on loopback that publishes its records.
  */
 export async function createTestOrganization(
-  deps: Pick<ApiDependencies, 'store' | 'accounts'>,
+  deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'suppressions' | 'mailHost'>>,
   options: { domain?: string; allowance?: number | null } = {},
 ): Promise<TestOrganization> {
-  const organizationId = randomUUID();
-  const domain = options.domain ?? `${randomUUID().slice(0, 8)}.example.test`;
-  const run = async (command: Omit<AccountCommand, 'metadata'>) => {
-    const state = await deps.accounts.organizationState(organizationId);
-    const events = decideOrganization(
-      {
-        ...command,
-        metadata: { organizationId, now: Date.now(), eventIds: [randomUUID(), randomUUID()] },
-      } as AccountCommand,
-      state,
-    );
-    await deps.store.append(events);
-    await deps.accounts.apply(events);
-    return events;
+  const zone = new MemoryZone();
+  const service = new AccountsService({
+    store: deps.store,
+    view: deps.accounts,
+    ...(deps.suppressions ? { suppressions: deps.suppressions } : {}),
+    ...(deps.mailHost ? { mailHost: deps.mailHost } : {}),
+  });
+  const addDomain = async (domain: string, { verify = true }: { verify?: boolean } = {}) => {
+    const added = await service.addDomain(organizationId, domain);
+    if (!verify) return added;
+    zone.publish(...added.dnsRecords);
+    const dns = await startDnsServer({ zone });
+    try {
+      const verifier = new AccountsService({
+        store: deps.store,
+        view: deps.accounts,
+        resolveTxt: createTxtResolver({ servers: [dns.address] }),
+      });
+      return (await verifier.verifyDomain(organizationId, added.name)).domain;
+    } finally {
+      await dns.close();
+    }
   };
   const issueKey = async (scopes: Scope[], mode: 'live' | 'test' = 'live') => {
-    const token = formatApiKey(mode, randomBytes(24).toString('base64url'));
-    const keyId = randomUUID();
-    await run({
-      type: 'IssueApiKey',
-      data: {
-        keyId,
-        name: `${mode} key`,
-        scopes,
-        mode,
-        keyHash: createHash('sha256').update(token).digest('hex'),
-        keyPrefix: keyPrefixForDisplay(token),
-      },
-    });
-    return { token, keyId };
+    const issued = await service.issueApiKey(organizationId, { name: `${mode} key`, scopes, mode });
+    return { token: issued.token, keyId: issued.id };
   };
-  await run({
-    type: 'CreateOrganization',
-    data: { name: `Test org ${organizationId.slice(0, 8)}`, adminEmail: 'admin@example.test' },
+  const { id: organizationId } = await service.createOrganization({
+    name: `Test org ${randomUUID().slice(0, 8)}`,
+    adminEmail: 'admin@example.test',
   });
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const verificationToken = randomBytes(16).toString('hex');
-  await run({
-    type: 'AddDomain',
-    data: {
-      domain,
-      verificationToken,
-      dkimSelector: 'sl1',
-      dkimPublicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-      dkimPrivateKeyEncrypted: encryptSecret(
-        privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-        secretKeyFromEnv(),
-      ),
-    },
-  });
-  await run({ type: 'VerifyDomain', data: { domain, txtRecords: [verificationRecordValue(verificationToken)] } });
-  if (options.allowance !== undefined)
-    await run({ type: 'SetAllowance', data: { messagesPerMonth: options.allowance } });
+  const domain = await addDomain(options.domain ?? `${randomUUID().slice(0, 8)}.example.test`);
+  if (options.allowance !== undefined) await service.setAllowance(organizationId, options.allowance);
   const live = await issueKey(ALL_SCOPES, 'live');
   const test = await issueKey(ALL_SCOPES, 'test');
-  return { organizationId, domain, liveKey: live.token, testKey: test.token, issueKey, run };
+  return {
+    organizationId,
+    domain: domain.name,
+    liveKey: live.token,
+    testKey: test.token,
+    service,
+    issueKey,
+    addDomain,
+    run: (command) => service.execute(organizationId, command),
+  };
 }

@@ -26,18 +26,46 @@ export const DEFAULT_DNS_TRIES = 2;
  * node:dns error codes and what they mean for a lookup (kafkajs's habit: one table from external codes
  * to ours). `none` means the name has no such records: an answer, not a failure.
  */
-const DNS_ERRORS: Record<string, { outcome: 'none' } | { outcome: 'fail'; code: string; retriable: boolean; what: string }> = {
+const DNS_ERRORS: Record<
+  string,
+  { outcome: 'none' } | { outcome: 'fail'; code: string; retriable: boolean; what: string }
+> = {
   ENOTFOUND: { outcome: 'none' }, // NXDOMAIN: the name does not exist
   ENODATA: { outcome: 'none' }, // the name exists, without records of this type
   ETIMEOUT: { outcome: 'fail', code: 'DnsTimeout', retriable: true, what: 'no DNS server answered in time' },
-  ESERVFAIL: { outcome: 'fail', code: 'DnsServerFailure', retriable: true, what: 'the DNS server failed to answer (SERVFAIL)' },
-  ECONNREFUSED: { outcome: 'fail', code: 'DnsUnreachable', retriable: true, what: 'the DNS server refused the connection' },
+  ESERVFAIL: {
+    outcome: 'fail',
+    code: 'DnsServerFailure',
+    retriable: true,
+    what: 'the DNS server failed to answer (SERVFAIL)',
+  },
+  ECONNREFUSED: {
+    outcome: 'fail',
+    code: 'DnsUnreachable',
+    retriable: true,
+    what: 'the DNS server refused the connection',
+  },
   EOF: { outcome: 'fail', code: 'DnsUnreachable', retriable: true, what: 'the DNS server closed the connection' },
   EBADRESP: { outcome: 'fail', code: 'DnsBadResponse', retriable: true, what: 'the DNS server sent a malformed reply' },
   ECANCELLED: { outcome: 'fail', code: 'DnsCancelled', retriable: true, what: 'the DNS query was cancelled' },
-  EREFUSED: { outcome: 'fail', code: 'DnsRefused', retriable: false, what: 'the DNS server refused the query (REFUSED)' },
-  EFORMERR: { outcome: 'fail', code: 'DnsBadQuery', retriable: false, what: 'the DNS server found the query malformed' },
-  ENOTIMP: { outcome: 'fail', code: 'DnsNotImplemented', retriable: false, what: 'the DNS server does not implement this query' },
+  EREFUSED: {
+    outcome: 'fail',
+    code: 'DnsRefused',
+    retriable: false,
+    what: 'the DNS server refused the query (REFUSED)',
+  },
+  EFORMERR: {
+    outcome: 'fail',
+    code: 'DnsBadQuery',
+    retriable: false,
+    what: 'the DNS server found the query malformed',
+  },
+  ENOTIMP: {
+    outcome: 'fail',
+    code: 'DnsNotImplemented',
+    retriable: false,
+    what: 'the DNS server does not implement this query',
+  },
   EBADNAME: { outcome: 'fail', code: 'DnsBadName', retriable: false, what: 'the name is not a valid DNS name' },
   EBADQUERY: { outcome: 'fail', code: 'DnsBadQuery', retriable: false, what: 'the DNS query is malformed' },
 };

@@ -1,0 +1,12 @@
+export { runAdmin, type RunAdminOptions } from './run';
+export { AdminContext, type AdminContextOptions } from './context';
+export { buildProgram, parseAllowance, parseScopes, type Output } from './program';
+export { describeFailure, EXIT, OutcomeError, UsageError } from './errors';
+export {
+  ensureDemo,
+  DEMO_DOMAIN,
+  DEMO_ORGANIZATION_NAME,
+  type DemoCredentials,
+  type DemoOptions,
+  type DemoResult,
+} from './demoSetup';

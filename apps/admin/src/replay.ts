@@ -1,0 +1,94 @@
+import { createClickHouse, InfrastructureError, type ClickHouseClient } from '@sendline/infra';
+import type { ReplayOptions as ProjectorReplayOptions, ReplayReport } from '@sendline/projector';
+import type { AdminContext } from './context';
+import { fields } from './format';
+
+/**
+ * `admin replay <view>` delegates to `replayView` of '@sendline/projector' (apps/projector/src/replay.ts):
+ * it rebuilds the view from its topics into a fresh copy, compares it with the live one (count and
+ * checksum per organization), and swaps it in only when they agree. The projector is loaded only when
+ * a replay is asked for, so the other commands never load it.
+ */
+
+export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts'] as const;
+export type ReplayViewName = (typeof REPLAY_VIEWS)[number];
+
+export interface ReplayCommandOptions {
+  dryRun?: boolean;
+  force?: boolean;
+  keepRebuilt?: boolean;
+  /** false: no progress bar (commander's --no-progress). */
+  progress?: boolean;
+}
+
+type ReplayView = (view: ReplayViewName, options: ProjectorReplayOptions) => Promise<ReplayReport>;
+
+async function loadReplayView(): Promise<ReplayView> {
+  let projector: { replayView?: unknown };
+  try {
+    projector = await import('@sendline/projector');
+  } catch (cause) {
+    throw new InfrastructureError(
+      'ReplayUnavailable',
+      `replay is not available: @sendline/projector cannot be loaded (${String((cause as Error).message).split('\n')[0]})`,
+      { retriable: false, cause },
+    );
+  }
+  if (typeof projector.replayView !== 'function') {
+    throw new InfrastructureError(
+      'ReplayUnavailable',
+      'replay is not available: @sendline/projector has no replayView',
+      {
+        retriable: false,
+      },
+    );
+  }
+  return projector.replayView as ReplayView;
+}
+
+/** Runs the replay; the progress bar goes to stderr. */
+export async function replay(
+  view: ReplayViewName,
+  context: AdminContext,
+  options: ReplayCommandOptions,
+): Promise<ReplayReport> {
+  const replayView = await loadReplayView();
+  let clickhouse: ClickHouseClient | undefined;
+  try {
+    if (view === 'activity') clickhouse = createClickHouse(context.addresses.clickhouseUrl);
+    return await replayView(view, {
+      store: context.eventStore,
+      redis: context.redisClient,
+      ...(clickhouse ? { clickhouse, database: context.addresses.clickhouseDatabase } : {}),
+      dryRun: options.dryRun === true,
+      force: options.force === true,
+      keepRebuilt: options.keepRebuilt === true,
+      progress: options.progress === false ? false : process.stderr,
+    });
+  } finally {
+    await clickhouse?.close();
+  }
+}
+
+export function replayText(report: ReplayReport): string {
+  const lines = [
+    report.summary,
+    '',
+    fields([
+      ['view', report.view],
+      ['topics', report.topics.join(', ')],
+      ['events', `${report.events} (+${report.caughtUp} caught up, +${report.afterSwap} after the swap)`],
+      ['speed', `${report.eventsPerSecond} events/s`],
+      ['organizations', `live ${report.organizations.live}, rebuilt ${report.organizations.rebuilt}`],
+      ['equal', report.equal ? 'yes' : `no (${report.differenceCount} organizations differ)`],
+      ['swapped', report.swapped ? 'yes' : 'no'],
+      ...(report.kept ? [['kept', report.kept] as const] : []),
+    ]),
+  ];
+  for (const difference of report.differences) {
+    const side = (print: typeof difference.live) =>
+      print ? `${print.count} entries, checksum ${print.checksum}` : 'absent';
+    lines.push(`  ${difference.organizationId}: live ${side(difference.live)}; rebuilt ${side(difference.rebuilt)}`);
+  }
+  return lines.join('\n');
+}

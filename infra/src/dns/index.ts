@@ -1,0 +1,4 @@
+export * from './resolver';
+export * from './zone';
+export * from './server';
+export * from './dev';
