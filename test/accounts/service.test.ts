@@ -74,7 +74,7 @@ describe('the accounts service', () => {
     );
     // Keyed by entity on the compacted topic.
     expect(consumed.find((item) => item.event?.type === 'ApiKeyIssued')?.position.key).toBe(
-      `apikey:${org.id}:${key.id}`,
+      `apikey/${org.id}/${key.id}`,
     );
   });
 

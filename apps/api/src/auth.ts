@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { authorize, parseApiKey, type RequiredScope } from '@sendline/domain';
-import type { AccountsView, StoredApiKey } from '@sendline/infra';
+import { hashApiKey, type AccountsView, type StoredApiKey } from '@sendline/infra';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors';
 
@@ -12,10 +11,6 @@ declare module 'fastify' {
     /** The scope a route needs; `'any'` for any active key; absent for public routes. */
     scope?: RequiredScope;
   }
-}
-
-export function hashApiKey(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
 /** The key of a request: `Authorization: Bearer <key>`, or Postmark's `X-Postmark-Server-Token`. */

@@ -1,2 +1,1 @@
 export { buildApi, type Api, type ApiDependencies, type BuildOptions } from './app';
-export { hashApiKey } from './auth';

@@ -1,3 +1,4 @@
+import { ACCOUNT_EVENT_TYPES, accountEventKey, suppressionKey, type AccountEvent } from '@sendline/domain';
 import { defaultTopicNames, type TopicNames } from './topics';
 
 export interface RoutableEvent {
@@ -19,28 +20,25 @@ function field(event: RoutableEvent, name: string): string {
   return value;
 }
 
+const accountTypes = new Set<string>(ACCOUNT_EVENT_TYPES);
+
 /**
  * Topic and key of an event (the architecture page's table): a message's events
  * by message id, so they stay in order; a suppression by organization and
  * lowercased address, so compaction keeps the latest word on each address; an
- * account entity by its own id, so compaction keeps each entity's latest state.
+ * account entity by its own id (the domain's `accountEventKey`), so compaction
+ * keeps each entity's latest state.
  */
 export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTopicNames): Route {
-  const organizationId = event.metadata.organizationId;
   const type = event.type;
   if (type.startsWith('Message')) return { topic: topics.messages, key: field(event, 'messageId') };
   if (type.startsWith('Delivery')) return { topic: topics.deliveryRetries, key: field(event, 'messageId') };
   if (type.startsWith('Suppression')) {
-    return { topic: topics.suppressions, key: `${organizationId}:${field(event, 'emailAddress').toLowerCase()}` };
+    return {
+      topic: topics.suppressions,
+      key: suppressionKey(event.metadata.organizationId, field(event, 'emailAddress')),
+    };
   }
-  if (type.startsWith('Organization')) return { topic: topics.accounts, key: `organization:${organizationId}` };
-  if (type.startsWith('Member')) {
-    return { topic: topics.accounts, key: `member:${organizationId}:${field(event, 'email').toLowerCase()}` };
-  }
-  if (type.startsWith('Domain'))
-    return { topic: topics.accounts, key: `domain:${organizationId}:${field(event, 'domain')}` };
-  if (type.startsWith('ApiKey'))
-    return { topic: topics.accounts, key: `apikey:${organizationId}:${field(event, 'keyId')}` };
-  if (type.startsWith('Allowance')) return { topic: topics.accounts, key: `allowance:${organizationId}` };
+  if (accountTypes.has(type)) return { topic: topics.accounts, key: accountEventKey(event as AccountEvent) };
   throw new Error(`no topic for event type ${type}`);
 }
