@@ -54,7 +54,10 @@ export function idSupply(metadata: CommandMetadata): () => string {
   return () => {
     const id = metadata.eventIds[next++];
     if (id === undefined) {
-      throw new DomainError('MissingEventId', `the command carried ${metadata.eventIds.length} event ids, more were needed`);
+      throw new DomainError(
+        'MissingEventId',
+        `the command carried ${metadata.eventIds.length} event ids, more were needed`,
+      );
     }
     return id;
   };

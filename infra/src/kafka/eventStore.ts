@@ -253,7 +253,8 @@ export class EventStore {
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
       eachBatch: async (payload: EachBatchPayload) => {
-        const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale } = payload;
+        const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets, isRunning, isStale } =
+          payload;
         const items: ConsumedEvent[] = [];
         for (const message of batch.messages) {
           const position = {
@@ -277,7 +278,8 @@ export class EventStore {
         );
         const commitUpTo = async (offset: string) => {
           resolveOffset(offset);
-          await commitOffsetsIfNecessary();
+          // With autoCommit off and no interval or threshold, kafkajs commits only offsets handed to it explicitly.
+          await commitOffsetsIfNecessary(uncommittedOffsets());
           await heartbeat();
         };
         if (decoded.length > 0 && options.handleBatch) {

@@ -1,0 +1,72 @@
+/**
+ * The projector process: keeps the views from their topics (accounts and
+ * suppressions in Redis, activity in ClickHouse), sweeps activity past 30 days
+ * hourly, and serves its metrics (lag per partition) on 127.0.0.1. On SIGTERM or
+ * SIGINT it stops consuming, writes what it holds, and exits.
+ */
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { pino } from 'pino';
+import {
+  createClickHouse,
+  createRedis,
+  EventStore,
+  loadLocalServicesEnv,
+  migrate,
+  serviceAddresses,
+} from '@sendline/infra';
+import { ProjectorMetrics, serveMetrics } from './metrics';
+import { startProjector } from './projector';
+
+loadLocalServicesEnv();
+const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'projector' } });
+const addresses = serviceAddresses();
+const metricsPort = Number(process.env.SENDLINE_PROJECTOR_METRICS_PORT ?? 9464);
+
+const store = new EventStore({
+  brokers: addresses.kafkaBrokers,
+  registryUrl: addresses.schemaRegistryUrl,
+  clientId: 'projector',
+});
+const redis = createRedis(addresses.redisUrl);
+const clickhouse = createClickHouse(addresses.clickhouseUrl);
+const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+// The activity store's tables must exist before the first write (safe to run again).
+await migrate(clickhouse, addresses.clickhouseDatabase);
+const projector = await startProjector({
+  store,
+  redis,
+  clickhouse,
+  database: addresses.clickhouseDatabase,
+  logger,
+  metrics: new ProjectorMetrics(registry),
+});
+const server = await serveMetrics(registry, metricsPort);
+logger.info({ metrics: `http://127.0.0.1:${metricsPort}/metrics`, groups: projector.groups }, 'projector running');
+void projector.refreshLag().catch(() => undefined);
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'stopping');
+  const deadline = setTimeout(() => {
+    logger.error('shutdown took over 30 s; exiting');
+    process.exit(1);
+  }, 30_000);
+  try {
+    server.close();
+    await projector.stop();
+    await store.disconnect();
+    await clickhouse.close();
+    redis.disconnect();
+    clearTimeout(deadline);
+    process.exit(0);
+  } catch (error) {
+    logger.error({ err: error }, 'shutdown failed');
+    process.exit(1);
+  }
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,0 +1,190 @@
+import {
+  AccountsView,
+  ClickHouseActivityWriter,
+  SuppressionView,
+  type ActivityWriterOptions,
+  type ClickHouseClient,
+  type EventStore,
+  type Redis,
+  type RunningConsumer,
+} from '@sendline/infra';
+import { pino, type Logger } from 'pino';
+import { ProjectorMetrics } from './metrics';
+import { consumerLag, type PartitionLag } from './offsets';
+import {
+  accountsHandler,
+  activityHandler,
+  groupOf,
+  PROJECTIONS,
+  suppressionsHandler,
+  topicsOf,
+  type BatchHandler,
+  type ProjectionName,
+} from './projections';
+import { RetentionSweep } from './retention';
+
+export interface ProjectorOptions {
+  store: EventStore;
+  redis: Redis;
+  clickhouse: ClickHouseClient;
+  /** The activity store's database. */
+  database: string;
+  /** Key namespace of the Redis views (default `sl`). */
+  namespace?: string;
+  /** Consumer groups are `<groupPrefix>-<projection>` (default `projector`). */
+  groupPrefix?: string;
+  /** Which projections to run (default all three). */
+  projections?: readonly ProjectionName[];
+  logger?: Logger;
+  metrics?: ProjectorMetrics;
+  /** The clock of the retention sweep. */
+  now?: () => number;
+  /** The retention sweep's schedule, or false for none (default: hourly, 30 days). */
+  retention?: { intervalMs?: number; days?: number } | false;
+  /** How often the lag gauge is refreshed (default 10 s). */
+  lagIntervalMs?: number;
+  writer?: ActivityWriterOptions;
+  /** Partitions of one topic handled at once (default 6: their events join the same ClickHouse batch). */
+  partitionsConsumedConcurrently?: number;
+  sessionTimeoutMs?: number;
+  /**
+   * Attempts per event, once its batch failed, before it goes to the dead-letter topic (default 20:
+   * about six minutes of backoff, so a store that is briefly away loses nothing).
+   */
+  maxAttempts?: number;
+}
+
+export interface RunningProjector {
+  /** The consumer group of each projection that runs. */
+  groups: Partial<Record<ProjectionName, string>>;
+  metrics: ProjectorMetrics;
+  writer: ClickHouseActivityWriter | undefined;
+  sweep: RetentionSweep | undefined;
+  /** Measures every projection's lag per partition and sets the gauge. */
+  refreshLag(): Promise<(PartitionLag & { projection: ProjectionName })[]>;
+  /** Stops consuming (the batch in hand finishes and is committed), flushes, stops the sweep. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The projector: one consumer group per view, each applying its topic's batches
+ * at least once (offsets committed after the view was written), plus the retention
+ * sweep and the lag gauge. Every view is idempotent, so a batch applied again after
+ * a crash or a rebalance changes nothing.
+ */
+export async function startProjector(options: ProjectorOptions): Promise<RunningProjector> {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const metrics = options.metrics ?? new ProjectorMetrics();
+  const projections = options.projections ?? PROJECTIONS;
+  const groups: Partial<Record<ProjectionName, string>> = {};
+  const consumers: RunningConsumer[] = [];
+  let writer: ClickHouseActivityWriter | undefined;
+  let sweep: RetentionSweep | undefined;
+  const timers: { lag?: NodeJS.Timeout } = {};
+
+  const handlerOf = (projection: ProjectionName): BatchHandler => {
+    switch (projection) {
+      case 'accounts':
+        return accountsHandler(new AccountsView(options.redis, options.namespace));
+      case 'suppressions':
+        return suppressionsHandler(new SuppressionView(options.redis, options.namespace));
+      case 'activity':
+        writer = new ClickHouseActivityWriter(options.clickhouse, options.database, {
+          ...options.writer,
+          onFlush: (stats) => {
+            metrics.flushSeconds.observe(stats.durationMs / 1000);
+            logger.debug({ flush: stats }, 'activity rows written');
+            if (stats.orphans > 0) {
+              metrics.orphans.inc(stats.orphans);
+              logger.warn({ orphans: stats.orphans }, 'outcome events of unknown messages skipped');
+            }
+            options.writer?.onFlush?.(stats);
+          },
+        });
+        return activityHandler(writer);
+    }
+  };
+
+  const refreshLag = async () => {
+    const admin = options.store.kafka.admin();
+    await admin.connect();
+    try {
+      const all: (PartitionLag & { projection: ProjectionName })[] = [];
+      for (const projection of projections) {
+        const lags = await consumerLag(admin, groups[projection]!, topicsOf(projection, options.store.topics));
+        all.push(...lags.map((lag) => ({ ...lag, projection })));
+      }
+      metrics.lag.reset();
+      for (const lag of all) {
+        metrics.lag.set({ projection: lag.projection, topic: lag.topic, partition: String(lag.partition) }, lag.lag);
+      }
+      return all;
+    } finally {
+      await admin.disconnect();
+    }
+  };
+
+  const stop = async () => {
+    clearInterval(timers.lag);
+    // Write what is buffered now, so the batches in hand finish quickly and get committed.
+    const flushing = writer?.flush().catch(() => undefined);
+    await Promise.all(consumers.map((consumer) => consumer.stop()));
+    await flushing;
+    await writer?.close().catch((error: unknown) => logger.error({ err: error }, 'final activity flush failed'));
+    await sweep?.stop();
+    logger.info('projector stopped');
+  };
+
+  try {
+    for (const projection of projections) {
+      const groupId = groupOf(projection, options.groupPrefix);
+      groups[projection] = groupId;
+      const handle = handlerOf(projection);
+      consumers.push(
+        await options.store.consume({
+          groupId,
+          topics: topicsOf(projection, options.store.topics),
+          partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 6,
+          maxAttempts: options.maxAttempts ?? 20,
+          maxRetryDelayMs: 30_000,
+          ...(options.sessionTimeoutMs ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
+          handleBatch: async (items) => {
+            await handle(items);
+            metrics.events.inc({ projection }, items.length);
+          },
+          onError: (error, item) => {
+            metrics.failures.inc({ projection });
+            logger.warn(
+              { err: error, projection, position: item?.position, eventType: item?.event.type },
+              item ? 'event failed; retrying' : 'batch failed; applying its events one by one',
+            );
+          },
+        }),
+      );
+      logger.info({ projection, groupId }, 'projection started');
+    }
+    if (options.retention !== false && projections.includes('activity')) {
+      sweep = new RetentionSweep({
+        client: options.clickhouse,
+        database: options.database,
+        logger,
+        ...(options.now ? { now: options.now } : {}),
+        ...(options.retention?.intervalMs ? { intervalMs: options.retention.intervalMs } : {}),
+        ...(options.retention?.days ? { retentionDays: options.retention.days } : {}),
+        onSweep: (dropped) => dropped.forEach((d) => metrics.droppedPartitions.inc({ table: d.table })),
+      });
+      await sweep.start();
+    }
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+
+  timers.lag = setInterval(
+    () => void refreshLag().catch((error: unknown) => logger.warn({ err: error }, 'measuring lag failed')),
+    options.lagIntervalMs ?? 10_000,
+  );
+  timers.lag.unref();
+
+  return { groups, metrics, writer, sweep, refreshLag, stop };
+}

@@ -1,0 +1,237 @@
+import type { MessageListingStatus } from '@sendline/domain';
+import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../clickhouse/client';
+import { utcDay } from './rows';
+import type {
+  ActivityEvent,
+  ActivityFilters,
+  ActivityReader,
+  AddressEntry,
+  MessageDetails,
+  MessageSummary,
+} from './types';
+
+export const LISTING_STATUSES: readonly MessageListingStatus[] = [
+  'Queued',
+  'Sent',
+  'Deferred',
+  'Delivered',
+  'PartiallyDelivered',
+  'Bounced',
+  'Rejected',
+];
+
+/**
+ * The listing statuses a `status` filter selects: one of LISTING_STATUSES, in any
+ * case. Postmark's own values keep their Postmark meaning, since Postmark clients
+ * send them: `queued` is Queued, `sent` is every message past Queued. A value that
+ * is none of these selects nothing.
+ */
+export function statusesOfFilter(filter: string): MessageListingStatus[] {
+  const wanted = filter.trim().toLowerCase();
+  if (wanted === 'sent') return LISTING_STATUSES.filter((status) => status !== 'Queued');
+  return LISTING_STATUSES.filter((status) => status.toLowerCase() === wanted);
+}
+
+const SUMMARY_COLUMNS = [
+  'message_id',
+  'received_at_ms',
+  'from_email',
+  'from_name',
+  'subject',
+  'tag',
+  'message_stream',
+  'to_json',
+  'cc_json',
+  'bcc_json',
+  'recipients',
+  'attachment_names',
+  'status',
+  'track_opens',
+  'track_links',
+  'metadata_json',
+];
+
+interface SummaryRecord {
+  message_id: string;
+  received_at_ms: string;
+  from_email: string;
+  from_name: string;
+  subject: string;
+  tag: string;
+  message_stream: string;
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  recipients: string[];
+  attachment_names: string[];
+  status: MessageListingStatus;
+  track_opens: number;
+  track_links: string;
+  metadata_json: string;
+}
+
+interface DetailsRecord extends SummaryRecord {
+  day: string;
+  text_body: string;
+  html_body: string;
+  reply_to: string;
+  headers_json: string;
+}
+
+interface EventRecord {
+  day: string;
+  event_id: string;
+  type: string;
+  recipient: string;
+  occurred_at_ms: string;
+  smtp_code: number;
+  smtp_response: string;
+  destination_server: string;
+  summary: string;
+}
+
+function summaryOf(record: SummaryRecord): MessageSummary {
+  return {
+    messageId: record.message_id,
+    receivedAt: Number(record.received_at_ms),
+    fromEmail: record.from_email,
+    fromName: record.from_name,
+    subject: record.subject,
+    tag: record.tag,
+    messageStream: record.message_stream,
+    to: JSON.parse(record.to_json) as AddressEntry[],
+    cc: JSON.parse(record.cc_json) as AddressEntry[],
+    bcc: JSON.parse(record.bcc_json) as AddressEntry[],
+    recipients: record.recipients,
+    attachmentNames: record.attachment_names,
+    status: record.status,
+    trackOpens: Number(record.track_opens) === 1,
+    trackLinks: record.track_links,
+    metadata: JSON.parse(record.metadata_json) as Record<string, string>,
+  };
+}
+
+/** Postmark's name of an event type, and the Details it shows (values are strings). */
+function activityEventsOf(record: EventRecord, activeRecipients: readonly string[]): ActivityEvent[] {
+  const occurredAt = Number(record.occurred_at_ms);
+  const one = (type: string, details: Record<string, string>): ActivityEvent[] => [
+    { type, recipient: record.recipient, occurredAt, details },
+  ];
+  switch (record.type) {
+    case 'Accepted':
+    case 'Sent':
+      // Recorded once per message; shown for each recipient, as the other events are.
+      return activeRecipients.map((recipient) => ({ type: record.type, recipient, occurredAt, details: {} }));
+    case 'Delivered':
+      return one('Delivered', {
+        DeliveryMessage: record.smtp_response,
+        DestinationServer: record.destination_server,
+        DestinationIP: '',
+      });
+    case 'Deferred':
+      return one('Transient', {
+        DeliveryMessage: record.smtp_response || record.summary,
+        DestinationServer: record.destination_server,
+        DestinationIP: '',
+      });
+    case 'HardBounced':
+    case 'SoftBounced':
+      return one('Bounced', {
+        Summary: record.summary,
+        BounceID: record.event_id,
+        BounceType: record.type === 'HardBounced' ? 'HardBounce' : 'SoftBounce',
+        DeliveryMessage: record.smtp_response,
+        SmtpCode: record.smtp_code ? String(record.smtp_code) : '',
+      });
+    case 'PolicyRejected':
+      return one('Rejected', {
+        Summary: record.summary,
+        DeliveryMessage: record.smtp_response,
+        SmtpCode: record.smtp_code ? String(record.smtp_code) : '',
+      });
+    default:
+      return one(record.type, {});
+  }
+}
+
+/**
+ * The API's view of the activity store. Every query is scoped to one organization
+ * and built from escaped literals (ClickHouse 18.16 has no query parameters).
+ * Messages are read with FINAL (one row per message, its latest version); the
+ * status filter applies after FINAL, since the status is what changes between versions.
+ */
+export class ClickHouseActivityReader implements ActivityReader {
+  private readonly db: string;
+
+  constructor(
+    private readonly client: ClickHouseClient,
+    database: string,
+  ) {
+    this.db = sqlIdentifier(database);
+  }
+
+  async list(organizationId: string, filters: ActivityFilters): Promise<{ total: number; messages: MessageSummary[] }> {
+    const where = [`organization_id = ${sqlString(organizationId)}`];
+    if (filters.fromDate !== undefined) {
+      where.push(`day >= ${sqlString(utcDay(filters.fromDate))}`, `received_at_ms >= ${sqlNumber(filters.fromDate)}`);
+    }
+    if (filters.toDate !== undefined) {
+      where.push(`day <= ${sqlString(utcDay(filters.toDate))}`, `received_at_ms <= ${sqlNumber(filters.toDate)}`);
+    }
+    if (filters.recipient) {
+      const address = sqlString(filters.recipient.trim().toLowerCase());
+      where.push(`(has(recipients, ${address}) OR has(suppressed_recipients, ${address}))`);
+    }
+    if (filters.fromEmail) where.push(`lowerUTF8(from_email) = ${sqlString(filters.fromEmail.trim().toLowerCase())}`);
+    if (filters.tag) where.push(`tag = ${sqlString(filters.tag)}`);
+    if (filters.subject) where.push(`positionCaseInsensitiveUTF8(subject, ${sqlString(filters.subject)}) > 0`);
+    if (filters.messageStream) where.push(`message_stream = ${sqlString(filters.messageStream)}`);
+    let outer = '';
+    if (filters.status) {
+      const statuses = statusesOfFilter(filters.status);
+      if (statuses.length === 0) return { total: 0, messages: [] };
+      outer = `WHERE status IN (${statuses.map(sqlString).join(', ')})`;
+    }
+    const inner = `SELECT ${SUMMARY_COLUMNS.join(', ')} FROM ${this.db}.messages FINAL WHERE ${where.join(' AND ')}`;
+    const [counted, page] = await Promise.all([
+      this.query<{ total: string }>(`SELECT count() AS total FROM (${inner}) ${outer}`),
+      this.query<SummaryRecord>(
+        `SELECT * FROM (${inner}) ${outer} ORDER BY received_at_ms DESC, message_id DESC ` +
+          `LIMIT ${sqlNumber(Math.max(0, filters.offset))}, ${sqlNumber(Math.max(0, filters.count))}`,
+      ),
+    ]);
+    return { total: Number(counted[0]?.total ?? 0), messages: page.map(summaryOf) };
+  }
+
+  async details(organizationId: string, messageId: string): Promise<MessageDetails | null> {
+    const org = sqlString(organizationId);
+    const id = sqlString(messageId);
+    // message_events is ordered by (organization, message): its rows give the message's day, so
+    // the message row is read from that day's partition only.
+    const events = await this.query<EventRecord>(
+      `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary ` +
+        `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
+        `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
+    );
+    const day = events[0]?.day;
+    const [record] = await this.query<DetailsRecord>(
+      `SELECT ${SUMMARY_COLUMNS.join(', ')}, day, text_body, html_body, reply_to, headers_json ` +
+        `FROM ${this.db}.messages FINAL WHERE ${day ? `day = ${sqlString(day)} AND ` : ''}` +
+        `organization_id = ${org} AND message_id = ${id} LIMIT 1`,
+    );
+    if (!record) return null;
+    const summary = summaryOf(record);
+    return {
+      ...summary,
+      textBody: record.text_body,
+      htmlBody: record.html_body,
+      replyTo: record.reply_to,
+      headers: JSON.parse(record.headers_json) as { name: string; value: string }[],
+      events: events.flatMap((event) => activityEventsOf(event, summary.recipients)),
+    };
+  }
+
+  private async query<T>(query: string): Promise<T[]> {
+    return (await this.client.query({ query, format: 'JSONEachRow' })).json<T>();
+  }
+}

@@ -1,0 +1,391 @@
+import {
+  messageListingStatus,
+  type Mailbox,
+  type MessageAccepted,
+  type MessageEvent,
+  type MessageState,
+  type RecipientStatus,
+} from '@sendline/domain';
+
+/**
+ * Rows of the activity store (infra/clickhouse/migrations/0001_activity.sql) and how
+ * message events become them. The message row's state (phase, recipients' statuses,
+ * listing status) is the domain's: the writer folds events with `evolveMessage` and
+ * lists the message under `messageListingStatus` (deriveMessageStatus).
+ */
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A row of `messages`, as inserted (JSONEachRow) and as read back. */
+export interface MessageRow {
+  organization_id: string;
+  message_id: string;
+  day: string;
+  received_at: number;
+  received_at_ms: number;
+  status: string;
+  phase: string;
+  recipients: string[];
+  recipient_statuses: string[];
+  suppressed_recipients: string[];
+  from_email: string;
+  from_name: string;
+  subject: string;
+  tag: string;
+  message_stream: string;
+  to_json: string;
+  cc_json: string;
+  bcc_json: string;
+  reply_to: string;
+  metadata_json: string;
+  metadata_keys: string[];
+  metadata_values: string[];
+  headers_json: string;
+  attachment_names: string[];
+  text_body: string;
+  html_body: string;
+  track_opens: number;
+  track_links: string;
+  size_bytes: number;
+  sent_at_ms: number;
+  completed_at_ms: number;
+  updated_at_ms: number;
+  version: number;
+}
+
+/** A row of `message_events`. */
+export interface MessageEventRow {
+  organization_id: string;
+  message_id: string;
+  day: string;
+  event_id: string;
+  /** Accepted, Sent, Delivered, Deferred, HardBounced, SoftBounced, PolicyRejected. */
+  type: string;
+  recipient: string;
+  occurred_at: number;
+  occurred_at_ms: number;
+  message_received_at_ms: number;
+  tag: string;
+  smtp_code: number;
+  enhanced_status: string;
+  smtp_response: string;
+  destination_server: string;
+  summary: string;
+  reason: string;
+  attempt: number;
+  next_attempt_at_ms: number;
+  kafka_partition: number;
+  kafka_offset: number;
+}
+
+/** The UTC day of an epoch-milliseconds time, `YYYY-MM-DD`: the partition of the day. */
+export function utcDay(ms: number): string {
+  return new Date(Math.floor(ms / DAY_MS) * DAY_MS).toISOString().slice(0, 10);
+}
+
+function formatMailbox(mailbox: Mailbox): string {
+  return mailbox.name ? `"${mailbox.name.replace(/"/g, '\\"')}" <${mailbox.email}>` : mailbox.email;
+}
+
+const addressesJson = (list: Mailbox[]) =>
+  JSON.stringify(list.map((mailbox) => ({ email: mailbox.email, name: mailbox.name ?? '' })));
+
+/** Rank of a recipient status in its lifecycle: Queued 0, Deferred 1, terminal 2. */
+function statusRank(status: string): number {
+  if (status === 'Queued') return 0;
+  if (status === 'Deferred') return 1;
+  return 2;
+}
+
+/**
+ * The row's version: how far the message has come (phase, and each recipient's rank).
+ * Every visible change of state raises it (a recipient only moves forward, Deferred →
+ * Deferred changes nothing shown), so the most advanced row wins in ReplacingMergeTree,
+ * and two writers that saw the same events write the same row under the same version.
+ */
+export function progressOf(phase: string, statuses: readonly string[]): number {
+  return 1 + (phase === 'Sent' ? 1 : 0) + statuses.reduce((sum, status) => sum + statusRank(status), 0);
+}
+
+/** The message row that a MessageAccepted starts. */
+export function acceptedRow(event: MessageAccepted, state: MessageState): MessageRow {
+  const data = event.data;
+  const receivedAt = data.submittedAt || event.metadata.occurredAt;
+  const statuses = data.activeRecipients.map(() => 'Queued');
+  const metadata = Object.entries(data.metadata ?? {});
+  return {
+    organization_id: event.metadata.organizationId,
+    message_id: data.messageId,
+    day: utcDay(receivedAt),
+    received_at: Math.floor(receivedAt / 1000),
+    received_at_ms: receivedAt,
+    status: messageListingStatus(state) ?? 'Queued',
+    phase: 'Accepted',
+    recipients: [...data.activeRecipients],
+    recipient_statuses: statuses,
+    suppressed_recipients: [...data.suppressedRecipients],
+    from_email: data.from.email,
+    from_name: data.from.name ?? '',
+    subject: data.subject,
+    tag: data.tag ?? '',
+    message_stream: data.messageStream,
+    to_json: addressesJson(data.to),
+    cc_json: addressesJson(data.cc),
+    bcc_json: addressesJson(data.bcc),
+    reply_to: data.replyTo.map(formatMailbox).join(', '),
+    metadata_json: JSON.stringify(data.metadata ?? {}),
+    metadata_keys: metadata.map(([key]) => key),
+    metadata_values: metadata.map(([, value]) => value),
+    headers_json: JSON.stringify(data.headers.map((header) => ({ name: header.name, value: header.value }))),
+    attachment_names: data.attachments.map((attachment) => attachment.name),
+    text_body: data.textBody ?? '',
+    html_body: data.htmlBody ?? '',
+    track_opens: data.trackOpens ? 1 : 0,
+    track_links: data.trackLinks,
+    size_bytes: data.sizeBytes,
+    sent_at_ms: 0,
+    completed_at_ms: 0,
+    updated_at_ms: event.metadata.occurredAt,
+    version: progressOf('Accepted', statuses),
+  };
+}
+
+/** The aggregate's state as a message row records it (what `evolveMessage` continues from). */
+export function stateOfRow(row: MessageRow): MessageState {
+  const recipients = new Map<string, { status: RecipientStatus; failedAttempts: number }>();
+  row.recipients.forEach((address, i) =>
+    recipients.set(address, { status: (row.recipient_statuses[i] ?? 'Queued') as RecipientStatus, failedAttempts: 0 }),
+  );
+  return {
+    phase: row.phase === 'Sent' ? 'Sent' : 'Accepted',
+    messageId: row.message_id,
+    organizationId: row.organization_id,
+    recipients,
+    suppressedRecipients: row.suppressed_recipients,
+  };
+}
+
+/**
+ * Moves `row` (a copy the caller owns) to the state `after` that `event` led to;
+ * false, and the row unchanged, when nothing shown changed (a duplicate, an outcome
+ * that does not fit, Deferred again).
+ */
+export function advanceRow(row: MessageRow, after: MessageState, event: MessageEvent): boolean {
+  if (after.phase === 'Initial') return false;
+  const statuses = row.recipients.map((address) => after.recipients.get(address)?.status ?? 'Queued');
+  const changed = after.phase !== row.phase || statuses.some((status, i) => status !== row.recipient_statuses[i]);
+  if (!changed) return false;
+  const at = event.metadata.occurredAt;
+  const complete = statuses.length > 0 && statuses.every((status) => statusRank(status) === 2);
+  row.phase = after.phase;
+  row.recipient_statuses = statuses;
+  row.status = messageListingStatus(after) ?? row.status;
+  if (event.type === 'MessageSent' && !row.sent_at_ms) row.sent_at_ms = at;
+  if (complete && !row.completed_at_ms) row.completed_at_ms = at;
+  row.updated_at_ms = at;
+  row.version = progressOf(after.phase, statuses);
+  return true;
+}
+
+function smtpCodeOf(response: string | undefined): number {
+  const match = /^\s*([2-5]\d\d)/.exec(response ?? '');
+  return match ? Number(match[1]) : 0;
+}
+
+function enhancedOf(response: string | undefined): string {
+  const match = /\b([245]\.\d{1,3}\.\d{1,3})\b/.exec(response ?? '');
+  return match?.[1] ?? '';
+}
+
+/** The short name an event has in `message_events.type`. */
+export const EVENT_ROW_TYPES = {
+  MessageAccepted: 'Accepted',
+  MessageSent: 'Sent',
+  MessageDelivered: 'Delivered',
+  MessageDeferred: 'Deferred',
+  MessageHardBounced: 'HardBounced',
+  MessageSoftBounced: 'SoftBounced',
+  MessagePolicyRejected: 'PolicyRejected',
+} as const satisfies Record<MessageEvent['type'], string>;
+
+/** Where an event was read from (kept for tracing; not part of what a replay compares). */
+export interface SourcePosition {
+  partition: number;
+  offset: string | number;
+}
+
+/** The `message_events` row of an event of the message `message`. */
+export function eventRow(event: MessageEvent, message: MessageRow, position?: SourcePosition): MessageEventRow {
+  const at = event.metadata.occurredAt;
+  let recipient = '';
+  let smtpResponse = '';
+  let smtpCode = 0;
+  let enhanced = '';
+  let destination = '';
+  let summary = '';
+  let reason = '';
+  let attempt = 0;
+  let nextAttemptAt = 0;
+  switch (event.type) {
+    case 'MessageAccepted':
+    case 'MessageSent':
+      break;
+    case 'MessageDelivered':
+      recipient = event.data.recipient;
+      smtpResponse = event.data.smtpResponse;
+      destination = event.data.destinationServer;
+      break;
+    case 'MessageHardBounced':
+    case 'MessagePolicyRejected':
+      recipient = event.data.recipient;
+      smtpResponse = event.data.smtpResponse;
+      smtpCode = event.data.statusCode;
+      enhanced = event.data.enhancedStatus ?? '';
+      summary = event.data.summary;
+      break;
+    case 'MessageDeferred':
+      recipient = event.data.recipient;
+      smtpResponse = event.data.smtpResponse ?? '';
+      summary = event.data.summary;
+      reason = event.data.reason;
+      attempt = event.data.attempt;
+      nextAttemptAt = event.data.nextAttemptAt;
+      break;
+    case 'MessageSoftBounced':
+      recipient = event.data.recipient;
+      smtpResponse = event.data.smtpResponse ?? '';
+      summary = event.data.summary;
+      reason = event.data.reason;
+      attempt = event.data.attempts;
+      break;
+    default: {
+      const _exhaustive: never = event;
+    }
+  }
+  return {
+    organization_id: event.metadata.organizationId,
+    message_id: message.message_id,
+    day: message.day,
+    event_id: event.metadata.eventId,
+    type: EVENT_ROW_TYPES[event.type],
+    recipient,
+    occurred_at: Math.floor(at / 1000),
+    occurred_at_ms: at,
+    message_received_at_ms: message.received_at_ms,
+    tag: message.tag,
+    smtp_code: smtpCode || smtpCodeOf(smtpResponse),
+    enhanced_status: enhanced || enhancedOf(smtpResponse),
+    smtp_response: smtpResponse,
+    destination_server: destination,
+    summary,
+    reason,
+    attempt,
+    next_attempt_at_ms: nextAttemptAt,
+    kafka_partition: position?.partition ?? 0,
+    kafka_offset: position ? Number(position.offset) : 0,
+  };
+}
+
+/** Approximate memory of a cached row (its bodies dominate). */
+export function rowWeight(row: MessageRow): number {
+  return 1024 + row.text_body.length + row.html_body.length + row.headers_json.length + row.to_json.length;
+}
+
+// ── TabSeparated encoding (cheaper than JSONEachRow to write and for ClickHouse to parse) ──
+
+type ColumnKind = 'string' | 'number' | 'strings';
+
+export const MESSAGE_COLUMNS: readonly (readonly [keyof MessageRow, ColumnKind])[] = [
+  ['organization_id', 'string'],
+  ['message_id', 'string'],
+  ['day', 'string'],
+  ['received_at', 'number'],
+  ['received_at_ms', 'number'],
+  ['status', 'string'],
+  ['phase', 'string'],
+  ['recipients', 'strings'],
+  ['recipient_statuses', 'strings'],
+  ['suppressed_recipients', 'strings'],
+  ['from_email', 'string'],
+  ['from_name', 'string'],
+  ['subject', 'string'],
+  ['tag', 'string'],
+  ['message_stream', 'string'],
+  ['to_json', 'string'],
+  ['cc_json', 'string'],
+  ['bcc_json', 'string'],
+  ['reply_to', 'string'],
+  ['metadata_json', 'string'],
+  ['metadata_keys', 'strings'],
+  ['metadata_values', 'strings'],
+  ['headers_json', 'string'],
+  ['attachment_names', 'strings'],
+  ['text_body', 'string'],
+  ['html_body', 'string'],
+  ['track_opens', 'number'],
+  ['track_links', 'string'],
+  ['size_bytes', 'number'],
+  ['sent_at_ms', 'number'],
+  ['completed_at_ms', 'number'],
+  ['updated_at_ms', 'number'],
+  ['version', 'number'],
+];
+
+export const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, ColumnKind])[] = [
+  ['organization_id', 'string'],
+  ['message_id', 'string'],
+  ['day', 'string'],
+  ['event_id', 'string'],
+  ['type', 'string'],
+  ['recipient', 'string'],
+  ['occurred_at', 'number'],
+  ['occurred_at_ms', 'number'],
+  ['message_received_at_ms', 'number'],
+  ['tag', 'string'],
+  ['smtp_code', 'number'],
+  ['enhanced_status', 'string'],
+  ['smtp_response', 'string'],
+  ['destination_server', 'string'],
+  ['summary', 'string'],
+  ['reason', 'string'],
+  ['attempt', 'number'],
+  ['next_attempt_at_ms', 'number'],
+  ['kafka_partition', 'number'],
+  ['kafka_offset', 'number'],
+];
+
+const TSV_SPECIAL = /[\\\t\n\r\0]/;
+const TSV_SPECIALS = /[\\\t\n\r\0]/g;
+const TSV_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r', '\0': '\\0' };
+
+/** A string as a TabSeparated field: backslash escapes for backslash, tab, line breaks and NUL. */
+export function escapeTabSeparated(value: string): string {
+  return TSV_SPECIAL.test(value) ? value.replace(TSV_SPECIALS, (c) => TSV_ESCAPES[c]!) : value;
+}
+
+function encodeField(value: unknown, kind: ColumnKind): string {
+  switch (kind) {
+    case 'string':
+      return escapeTabSeparated(String(value));
+    case 'number': {
+      const number = Number(value);
+      if (!Number.isFinite(number)) throw new Error(`not a finite number: ${String(value)}`);
+      return String(Math.trunc(number));
+    }
+    case 'strings':
+      return `[${(value as string[]).map((item) => `'${escapeTabSeparated(item).replace(/'/g, "\\'")}'`).join(',')}]`;
+  }
+}
+
+/** Rows as TabSeparated text, in the order of `columns`. */
+export function toTabSeparated<R extends object>(
+  rows: readonly R[],
+  columns: readonly (readonly [keyof R, ColumnKind])[],
+): string {
+  let text = '';
+  for (const row of rows) {
+    const record = row as Record<keyof R, unknown>;
+    text += columns.map(([name, kind]) => encodeField(record[name], kind)).join('\t') + '\n';
+  }
+  return text;
+}

@@ -1,0 +1,470 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MessageAccepted, MessageEvent } from '@sendline/domain';
+import {
+  activityFingerprints,
+  ClickHouseActivityReader,
+  ClickHouseActivityWriter,
+  type ActivityFlushStats,
+  type ClickHouseClient,
+} from '@sendline/infra';
+import {
+  accepted,
+  deferred,
+  delivered,
+  expectedStatus,
+  freshActivityDatabase,
+  hardBounced,
+  policyRejected,
+  sent,
+  softBounced,
+} from './support';
+
+const HOUR = 3600_000;
+
+describe('the activity store (ClickHouse)', () => {
+  let client: ClickHouseClient;
+  let database: string;
+  let drop: () => Promise<void>;
+  let reader: ClickHouseActivityReader;
+  let writer: ClickHouseActivityWriter;
+  const count = async (sql: string) =>
+    Number((await (await client.query({ query: sql, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
+
+  beforeAll(async () => {
+    ({ client, database, drop } = await freshActivityDatabase());
+    reader = new ClickHouseActivityReader(client, database);
+    writer = new ClickHouseActivityWriter(client, database, { maxDelayMs: 50 });
+  });
+  afterAll(async () => {
+    await writer.close();
+    await drop();
+  });
+
+  const write = (events: MessageEvent[], into = writer) => into.write(events.map((event) => ({ event })));
+  const listAll = (org: string, filters: Record<string, unknown> = {}) =>
+    reader.list(org, { count: 500, offset: 0, ...filters });
+  const statusOf = async (org: string, message: MessageAccepted) =>
+    (await reader.details(org, message.data.messageId))?.status;
+
+  describe('a message’s listing status follows the domain’s deriveMessageStatus', () => {
+    const org = randomUUID();
+    const cases: [string, (m: MessageAccepted) => MessageEvent[]][] = [
+      ['accepted only', () => []],
+      ['sent, no outcome yet', (m) => [sent(m)]],
+      ['sent, one deferred', (m) => [sent(m), deferred(m, 'ann@example.net')]],
+      [
+        'deferred twice, then delivered',
+        (m) => [
+          sent(m),
+          deferred(m, 'ann@example.net'),
+          deferred(m, 'ann@example.net', 2, m.data.submittedAt + 600),
+          delivered(m, 'ann@example.net'),
+          delivered(m, 'bob@example.net'),
+        ],
+      ],
+      [
+        'one delivered, one hard bounce',
+        (m) => [sent(m), delivered(m, 'ann@example.net'), hardBounced(m, 'bob@example.net')],
+      ],
+      ['hard and soft bounces', (m) => [sent(m), softBounced(m, 'ann@example.net'), hardBounced(m, 'bob@example.net')]],
+      [
+        'both policy-rejected',
+        (m) => [sent(m), policyRejected(m, 'ann@example.net'), policyRejected(m, 'bob@example.net')],
+      ],
+      ['one delivered, one still queued', (m) => [sent(m), delivered(m, 'ann@example.net')]],
+      [
+        'a late deferral after delivery changes nothing',
+        (m) => [
+          sent(m),
+          delivered(m, 'ann@example.net'),
+          delivered(m, 'bob@example.net'),
+          deferred(m, 'bob@example.net', 1, m.data.submittedAt + 5000),
+        ],
+      ],
+    ];
+    for (const [name, outcomes] of cases) {
+      it(name, async () => {
+        const message = accepted(org, { to: ['Ann@Example.net'], cc: ['bob@example.net'] });
+        const events = [message, ...outcomes(message)];
+        // Each event in its own flush, the way they arrive live.
+        for (const event of events) await write([event]);
+        const expected = expectedStatus(events);
+        expect(await statusOf(org, message)).toBe(expected);
+        const listed = await listAll(org);
+        expect(listed.messages.find((m) => m.messageId === message.data.messageId)?.status).toBe(expected);
+      });
+    }
+  });
+
+  it('lists what the MessageAccepted said, newest first, with the total', async () => {
+    const org = randomUUID();
+    const now = Date.now();
+    const older = accepted(org, {
+      at: now - 2 * HOUR,
+      to: ['ann@example.net'],
+      subject: 'Older',
+      metadata: { a: '1', b: 'two' },
+    });
+    const newer = accepted(org, {
+      at: now - HOUR,
+      to: ['Zed@Example.net'],
+      cc: ['Zoe@example.net'],
+      bcc: ['audit@example.net'],
+      suppressed: ['zoe@example.net'],
+      subject: 'Newer',
+      tag: '',
+    });
+    await write([older, newer]);
+    const { total, messages } = await listAll(org);
+    expect(total).toBe(2);
+    expect(messages.map((m) => m.messageId)).toEqual([newer.data.messageId, older.data.messageId]);
+    expect(messages[1]).toEqual({
+      messageId: older.data.messageId,
+      receivedAt: older.data.submittedAt,
+      fromEmail: 'sender@example.test',
+      fromName: 'Sender',
+      subject: 'Older',
+      tag: 'receipts',
+      messageStream: 'outbound',
+      to: [{ email: 'ann@example.net', name: '' }],
+      cc: [],
+      bcc: [],
+      recipients: ['ann@example.net'],
+      attachmentNames: [],
+      status: 'Queued',
+      trackOpens: false,
+      trackLinks: 'None',
+      metadata: { a: '1', b: 'two' },
+    });
+    expect(messages[0]!.bcc).toEqual([{ email: 'audit@example.net', name: '' }]);
+    expect(messages[0]!.recipients).toEqual(['zed@example.net', 'audit@example.net']);
+    // A suppressed recipient was not sent to, yet searching by it finds the message.
+    expect((await listAll(org, { recipient: 'ZOE@example.net' })).messages.map((m) => m.messageId)).toEqual([
+      newer.data.messageId,
+    ]);
+  });
+
+  it('keeps every character: quotes, backslashes, tabs, line breaks, NUL, non-ASCII', async () => {
+    const org = randomUUID();
+    const odd = `it's a "test" \\ back\\slash\ttab\nnew line\r\u0000 ünï 🚀 [a,'b'] ; DROP TABLE x`;
+    const m = accepted(org, {
+      to: ["o'brien@example.net"],
+      subject: odd,
+      tag: odd,
+      fromName: odd,
+      textBody: `line 1\nline 2\t${odd}`,
+      metadata: { [odd.slice(0, 20)]: odd.slice(0, 80) },
+    });
+    await write([m]);
+    const details = await reader.details(org, m.data.messageId);
+    expect(details).toMatchObject({
+      subject: odd,
+      tag: odd,
+      fromName: odd,
+      textBody: `line 1\nline 2\t${odd}`,
+      metadata: { [odd.slice(0, 20)]: odd.slice(0, 80) },
+      recipients: ["o'brien@example.net"],
+    });
+    expect((await listAll(org, { tag: odd, recipient: "O'Brien@example.net" })).total).toBe(1);
+  });
+
+  describe('list filters', () => {
+    const org = randomUUID();
+    const base = Date.UTC(2026, 10, 20, 12, 0, 0);
+    let receipt: MessageAccepted, welcome: MessageAccepted, bounced: MessageAccepted, queued: MessageAccepted;
+    beforeAll(async () => {
+      receipt = accepted(org, {
+        at: base,
+        to: ['Ann@Example.net'],
+        subject: 'Your Receipt #1',
+        tag: 'receipts',
+        from: 'billing@shop.test',
+      });
+      welcome = accepted(org, {
+        at: base + HOUR,
+        to: ['bob@example.net'],
+        cc: ['Carol@Example.net'],
+        subject: 'Welcome aboard',
+        tag: 'welcome',
+        from: 'hello@shop.test',
+      });
+      bounced = accepted(org, {
+        at: base + 2 * HOUR,
+        to: ['dan@example.net'],
+        subject: 'Ünïcode RECEIPT',
+        tag: 'receipts',
+        from: 'billing@shop.test',
+        suppressed: [],
+        bcc: ['Erin@example.net'],
+      });
+      queued = accepted(org, {
+        at: base + 3 * HOUR,
+        to: ['fay@example.net'],
+        subject: 'Later',
+        tag: 'other',
+        from: 'Billing@Shop.test',
+      });
+      await write([
+        receipt,
+        sent(receipt),
+        delivered(receipt, 'ann@example.net'),
+        welcome,
+        sent(welcome),
+        delivered(welcome, 'bob@example.net'),
+        delivered(welcome, 'carol@example.net'),
+        bounced,
+        sent(bounced),
+        hardBounced(bounced, 'dan@example.net'),
+        softBounced(bounced, 'erin@example.net'),
+        queued,
+      ]);
+    });
+    const ids = async (filters: Record<string, unknown>) => {
+      const result = await listAll(org, filters);
+      expect(result.total).toBe(result.messages.length);
+      return result.messages.map((m) => m.messageId);
+    };
+
+    it('recipient: any of To, Cc, Bcc, exactly, in any case', async () => {
+      expect(await ids({ recipient: 'CAROL@example.NET' })).toEqual([welcome.data.messageId]);
+      expect(await ids({ recipient: 'erin@example.net' })).toEqual([bounced.data.messageId]);
+      expect(await ids({ recipient: 'example.net' })).toEqual([]);
+    });
+    it('fromEmail: the whole address', async () => {
+      expect(await ids({ fromEmail: 'billing@shop.test' })).toEqual(
+        [queued, bounced, receipt].map((m) => m.data.messageId),
+      );
+      expect(await ids({ fromEmail: 'shop.test' })).toEqual([]);
+    });
+    it('tag: exactly', async () => {
+      expect(await ids({ tag: 'receipts' })).toEqual([bounced.data.messageId, receipt.data.messageId]);
+      expect(await ids({ tag: 'Receipts' })).toEqual([]);
+    });
+    it('status: a listing status in any case, or Postmark’s queued / sent', async () => {
+      expect(await ids({ status: 'delivered' })).toEqual([welcome, receipt].map((m) => m.data.messageId));
+      expect(await ids({ status: 'Bounced' })).toEqual([bounced.data.messageId]);
+      expect(await ids({ status: 'queued' })).toEqual([queued.data.messageId]);
+      expect(await ids({ status: 'sent' })).toEqual([bounced, welcome, receipt].map((m) => m.data.messageId));
+      expect(await ids({ status: 'nonsense' })).toEqual([]);
+    });
+    it('subject: a substring, in any case', async () => {
+      expect(await ids({ subject: 'receipt' })).toEqual([bounced.data.messageId, receipt.data.messageId]);
+      expect(await ids({ subject: 'ÜNÏCODE' })).toEqual([bounced.data.messageId]);
+      expect(await ids({ subject: "'; DROP TABLE messages; --" })).toEqual([]);
+    });
+    it('fromDate and toDate: inclusive bounds on receivedAt', async () => {
+      expect(await ids({ fromDate: base + HOUR, toDate: base + 2 * HOUR })).toEqual(
+        [bounced, welcome].map((m) => m.data.messageId),
+      );
+      expect(await ids({ fromDate: base + HOUR + 1 })).toEqual([queued, bounced].map((m) => m.data.messageId));
+      expect(await ids({ toDate: base })).toEqual([receipt.data.messageId]);
+    });
+    it('filters combine; count and offset page through newest first while the total counts all', async () => {
+      expect(await ids({ tag: 'receipts', status: 'delivered', recipient: 'ann@example.net' })).toEqual([
+        receipt.data.messageId,
+      ]);
+      const page = await reader.list(org, { count: 2, offset: 1 });
+      expect(page.total).toBe(4);
+      expect(page.messages.map((m) => m.messageId)).toEqual([bounced, welcome].map((m) => m.data.messageId));
+    });
+  });
+
+  it('details: bodies, headers and the events in Postmark’s terms, oldest first', async () => {
+    const org = randomUUID();
+    const m = accepted(org, { to: ['ann@example.net', 'bob@example.net'], cc: ['cat@example.net'] });
+    const events = [
+      m,
+      sent(m, m.data.submittedAt + 100),
+      deferred(m, 'ann@example.net', 1, m.data.submittedAt + 200),
+      delivered(m, 'ann@example.net', m.data.submittedAt + 300),
+      hardBounced(m, 'bob@example.net', m.data.submittedAt + 400),
+      policyRejected(m, 'cat@example.net', m.data.submittedAt + 500),
+    ];
+    await write(events);
+    const details = await reader.details(org, m.data.messageId);
+    expect(details).toMatchObject({
+      textBody: 'Thanks for your order.',
+      htmlBody: '<p>Thanks for your order.</p>',
+      headers: [{ name: 'X-Order', value: '42' }],
+      status: 'PartiallyDelivered',
+    });
+    const at = (offset: number) => m.data.submittedAt + offset;
+    expect(details!.events).toEqual([
+      ...['ann@example.net', 'bob@example.net', 'cat@example.net'].map((recipient) => ({
+        type: 'Accepted',
+        recipient,
+        occurredAt: at(0),
+        details: {},
+      })),
+      ...['ann@example.net', 'bob@example.net', 'cat@example.net'].map((recipient) => ({
+        type: 'Sent',
+        recipient,
+        occurredAt: at(100),
+        details: {},
+      })),
+      {
+        type: 'Transient',
+        recipient: 'ann@example.net',
+        occurredAt: at(200),
+        details: { DeliveryMessage: '451 4.2.0 Try again later', DestinationServer: '', DestinationIP: '' },
+      },
+      {
+        type: 'Delivered',
+        recipient: 'ann@example.net',
+        occurredAt: at(300),
+        details: {
+          DeliveryMessage: '250 2.0.0 OK queued as 1234',
+          DestinationServer: 'mx.example.net',
+          DestinationIP: '',
+        },
+      },
+      {
+        type: 'Bounced',
+        recipient: 'bob@example.net',
+        occurredAt: at(400),
+        details: {
+          Summary: 'Bad destination mailbox address',
+          BounceID: events[4]!.metadata.eventId,
+          BounceType: 'HardBounce',
+          DeliveryMessage: '550 5.1.1 <x>: user unknown',
+          SmtpCode: '550',
+        },
+      },
+      {
+        type: 'Rejected',
+        recipient: 'cat@example.net',
+        occurredAt: at(500),
+        details: {
+          Summary: 'Rejected by policy',
+          DeliveryMessage: '550 5.7.1 Message rejected as spam',
+          SmtpCode: '550',
+        },
+      },
+    ]);
+    for (const event of details!.events)
+      for (const value of Object.values(event.details)) expect(typeof value).toBe('string');
+  });
+
+  it('never shows one organization’s messages to another', async () => {
+    const mine = randomUUID();
+    const theirs = randomUUID();
+    const message = accepted(theirs, { to: ['shared@example.net'], subject: 'Secret', tag: 'shared' });
+    await write([message, sent(message)]);
+    expect(await reader.details(mine, message.data.messageId)).toBeNull();
+    expect(await listAll(mine, { recipient: 'shared@example.net' })).toEqual({ total: 0, messages: [] });
+    expect(await listAll(mine)).toEqual({ total: 0, messages: [] });
+    expect((await reader.details(theirs, message.data.messageId))?.subject).toBe('Secret');
+  });
+
+  it('applying the same events twice changes nothing visible, in one batch, later, or from a writer that starts cold', async () => {
+    const org = randomUUID();
+    const a = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });
+    const b = accepted(org, { to: ['cat@example.net'] });
+    const events = [
+      a,
+      sent(a),
+      deferred(a, 'ann@example.net'),
+      delivered(a, 'ann@example.net'),
+      hardBounced(a, 'bob@example.net'),
+      b,
+      sent(b),
+    ];
+    await write(events);
+    const snapshot = async () => ({
+      list: await listAll(org),
+      a: await reader.details(org, a.data.messageId),
+      b: await reader.details(org, b.data.messageId),
+      print: (await activityFingerprints(client, database)).get(org),
+    });
+    const first = await snapshot();
+    expect(first.print?.counts).toEqual({ messages: 2, events: 7 });
+
+    await write([...events, ...events]);
+    expect(await snapshot()).toEqual(first);
+    const cold = new ClickHouseActivityWriter(client, database, { maxDelayMs: 10 });
+    await write(events.slice(1), cold);
+    await write(events, cold);
+    await cold.close();
+    expect(await snapshot()).toEqual(first);
+    // Physically there may be duplicate rows until ClickHouse merges them; FINAL hides them, and so does OPTIMIZE.
+    await client.command({ query: `OPTIMIZE TABLE ${database}.message_events FINAL` });
+    expect(await count(`SELECT count() AS n FROM ${database}.message_events WHERE organization_id = '${org}'`)).toBe(7);
+  });
+
+  it('a writer that starts cold continues a message from the row in ClickHouse', async () => {
+    const org = randomUUID();
+    const m = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });
+    await write([m, sent(m), delivered(m, 'ann@example.net')]);
+    const cold = new ClickHouseActivityWriter(client, database, { maxDelayMs: 10 });
+    const flushes: ActivityFlushStats[] = [];
+    const observed = new ClickHouseActivityWriter(client, database, {
+      maxDelayMs: 10,
+      onFlush: (s) => flushes.push(s),
+    });
+    await write([hardBounced(m, 'bob@example.net')], observed);
+    await cold.close();
+    await observed.close();
+    expect(flushes[0]).toMatchObject({ loaded: 1, messageRows: 1, eventRows: 1, orphans: 0 });
+    expect(await statusOf(org, m)).toBe('PartiallyDelivered');
+  });
+
+  it('reads a message back when its MessageAccepted comes again after the row left memory', async () => {
+    const org = randomUUID();
+    const small = new ClickHouseActivityWriter(client, database, { maxDelayMs: 10, cacheRows: 1 });
+    const m = accepted(org);
+    const other = accepted(org);
+    await write([m, sent(m)], small);
+    await write([other], small);
+    // m is out of memory now; its MessageAccepted once more, then its delivery.
+    await write([m], small);
+    await write([delivered(m, 'ann@example.net')], small);
+    await small.close();
+    expect(await statusOf(org, m)).toBe('Delivered');
+  });
+
+  it('skips outcome events of a message it never saw accepted', async () => {
+    const org = randomUUID();
+    const stats: ActivityFlushStats[] = [];
+    const own = new ClickHouseActivityWriter(client, database, { maxDelayMs: 10, onFlush: (s) => stats.push(s) });
+    const ghost = accepted(org);
+    await write([sent(ghost), delivered(ghost, 'ann@example.net')], own);
+    await own.close();
+    expect(stats[0]).toMatchObject({ orphans: 2, eventRows: 0, messageRows: 0 });
+    expect(await reader.details(org, ghost.data.messageId)).toBeNull();
+  });
+
+  it('writes in batches: by count, and by time for a trickle — never a row per insert', async () => {
+    const org = randomUUID();
+    const stats: ActivityFlushStats[] = [];
+    const batched = new ClickHouseActivityWriter(client, database, {
+      maxEvents: 200,
+      maxDelayMs: 300,
+      onFlush: (s) => stats.push(s),
+    });
+    const messages = Array.from({ length: 250 }, () => accepted(org));
+    const started = Date.now();
+    await Promise.all(messages.map((m) => batched.write([{ event: m }])));
+    expect(stats.map((s) => s.events)).toEqual([200, 50]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+
+    stats.length = 0;
+    const trickle = Array.from({ length: 5 }, () => accepted(org));
+    const waits = [];
+    for (const m of trickle) {
+      waits.push(batched.write([{ event: m }]));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await Promise.all(waits);
+    expect(stats.map((s) => s.events)).toEqual([5]);
+    await batched.close();
+    expect((await listAll(org)).total).toBe(255);
+  });
+
+  it('a write resolves only once its rows are readable', async () => {
+    const org = randomUUID();
+    const m = accepted(org);
+    await write([m]);
+    expect(await statusOf(org, m)).toBe('Queued');
+  });
+});
