@@ -9,7 +9,13 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['domain/test/**/*.test.ts', 'client/test/**/*.test.ts', 'apps/*/test/unit/**/*.test.ts', 'infra/test/unit/**/*.test.ts', 'schemas/test/**/*.test.ts'],
+          include: [
+            'domain/test/**/*.test.ts',
+            'client/test/**/*.test.ts',
+            'apps/*/test/unit/**/*.test.ts',
+            'infra/test/unit/**/*.test.ts',
+            'schemas/test/**/*.test.ts',
+          ],
         },
       },
       {

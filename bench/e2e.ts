@@ -1,0 +1,349 @@
+/**
+ * npm run bench:e2e — end to end, from the API to a mail server, on this machine (loopback only, about
+ * three minutes at most).
+ *
+ * Runs the real API (apps/api/src/main.ts), the sender (its library as a process, delivering only the
+ * bench's fresh organization) and the test mail server, each as its own process, on the real Kafka,
+ * schema registry and Redis. Each phase gets a sender of its own, on fresh consumer groups that start at
+ * the topics' ends, so a phase never inherits the previous one's backlog. The mail server offers
+ * STARTTLS and checks the DKIM signature of every 10th message (it stands for the recipients' servers,
+ * which are not what is measured).
+ *
+ * Per phase:
+ * - accepted/s: messages the API accepted per second while the phase sent;
+ * - delivered/s: the phase's messages delivered (MessageDelivered in Kafka) per second, from the
+ *   phase's first send to its last delivery;
+ * - Accepted→Delivered p50 / p99: MessageDelivered.occurredAt − MessageAccepted.submittedAt;
+ * - delivered: how many of the phase's messages were delivered within its drain time (15 s);
+ * - CPU ms per message of the API, the sender and the mail server processes (from /proc).
+ *
+ * Phases: 200 msg/s and 1,000 msg/s (open loop: single POST /v1/email requests leave on schedule
+ * whatever the answers do), then the highest sustainable rate: the API driven as fast as it accepts
+ * (batches of 50 on 8 connections); the sender's delivered/s there is the rate it sustains.
+ *
+ * BENCH_PHASE_S (15), BENCH_RATES ("200,1000").
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createInterface } from 'node:readline';
+import {
+  AccountsView,
+  createRedis,
+  dkimRecordsFromMap,
+  dkimRecordValue,
+  EventStore,
+  loadLocalServicesEnv,
+  serviceAddresses,
+  TestMailServer,
+} from '@sendline/infra';
+import { positionNewGroup, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
+import { createTestOrganization } from '../test/support/api';
+
+const PHASE_S = Number(process.env.BENCH_PHASE_S ?? 15);
+const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
+const API_PORT = 3931;
+
+// ── The mail server, as a child process of the bench ────────────────────────────────────────────────
+if (process.argv.includes('--mail-server')) {
+  let received = 0;
+  let dkimChecked = 0;
+  let dkimFailures = 0;
+  const server = await new TestMailServer({
+    dkimRecords: dkimRecordsFromMap(JSON.parse(process.env.BENCH_DKIM_RECORDS ?? '{}') as Record<string, string>),
+    // The receiving side is not what is measured: it checks every 10th message's signature.
+    verifyDkim: 10,
+    keepRaw: false,
+    maxKept: 0,
+    onMessage: (message) => {
+      received++;
+      if (message.dkim.result === 'unchecked') return;
+      dkimChecked++;
+      if (message.dkim.result !== 'pass') dkimFailures++;
+    },
+  }).start();
+  process.send!({ ready: true, port: server.port });
+  setInterval(() => process.send!({ received, dkimChecked, dkimFailures }), 250);
+  process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
+} else {
+  await main();
+  process.exit(0);
+}
+
+function child(script: string, args: string[], env: Record<string, string>, ipc = false): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ipc ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
+  });
+}
+
+async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not come up`);
+}
+
+/** CPU time a child process has used so far (user + system), from /proc; NaN where /proc is missing. */
+function cpuMs(p: ChildProcess): number {
+  try {
+    const fields = readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+async function main(): Promise<void> {
+  loadLocalServicesEnv();
+  const addresses = serviceAddresses();
+  const redis = createRedis(addresses.redisUrl);
+  const accounts = new AccountsView(redis);
+  const store = new EventStore({
+    brokers: addresses.kafkaBrokers,
+    registryUrl: addresses.schemaRegistryUrl,
+    clientId: 'bench-e2e',
+  });
+  const org = await createTestOrganization({ store, accounts });
+  const domainState = (await accounts.domain(org.organizationId, org.domain))!;
+  const dkimRecords = {
+    [`${domainState.dkimSelector}._domainkey.${org.domain}`]: dkimRecordValue(domainState.dkimPublicKey),
+  };
+
+  const processes: ChildProcess[] = [];
+  const mail = child('bench/e2e.ts', ['--mail-server'], { BENCH_DKIM_RECORDS: JSON.stringify(dkimRecords) }, true);
+  processes.push(mail);
+  const mailCounts = { received: 0, dkimChecked: 0, dkimFailures: 0 };
+  const mailPort = await new Promise<number>((resolve) => {
+    mail.on('message', (m: { ready?: boolean; port?: number; received?: number }) => {
+      if (m.ready) resolve(m.port!);
+      if (m.received !== undefined) Object.assign(mailCounts, m);
+    });
+  });
+
+  const run = randomUUID().slice(0, 8);
+  const api = child('apps/api/src/main.ts', [], { SENDLINE_API_PORT: String(API_PORT), LOG_LEVEL: 'warn' });
+  processes.push(api);
+
+  /** A sender process on consumer groups of its own that start at the topics' ends (each phase gets a fresh one). */
+  let senders = 0;
+  const startSender = async (): Promise<ChildProcess> => {
+    const config: SenderConfig = {
+      ...senderConfigFromEnv({}),
+      groupId: `bench-sender-${run}-${++senders}`,
+      retryGroupId: `bench-sender-retries-${run}-${senders}`,
+      startNewGroupsAt: 'latest',
+      relay: { host: '127.0.0.1', port: mailPort },
+      heloName: 'bench.sendline.test',
+      sessionTimeoutMs: 30_000,
+      poolSize: 24,
+    };
+    const sender = child('test/sender/fixtures/senderProcess.ts', [], {
+      SENDER_FIXTURE: JSON.stringify({ config, organizations: [org.organizationId] }),
+    });
+    processes.push(sender);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the sender did not start')), 60_000);
+      createInterface({ input: sender.stdout! }).on('line', (line) => {
+        if (line === 'ready') {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    return sender;
+  };
+  const stopProcess = async (p: ChildProcess) => {
+    if (p.exitCode !== null || p.signalCode !== null) return;
+    const exited = new Promise((resolve) => p.once('exit', resolve));
+    p.kill('SIGTERM');
+    const timer = setTimeout(() => p.kill('SIGKILL'), 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+
+  try {
+    await waitFor(`http://127.0.0.1:${API_PORT}/healthz`);
+
+    // Accepted and Delivered times of the bench's messages, read from email.messages.
+    const acceptedAt = new Map<string, number>();
+    const deliveredAt = new Map<string, number>();
+    const tapGroup = `bench-tap-${run}`;
+    await positionNewGroup(store, tapGroup, [store.topics.messages], 'latest');
+    const tap = store.kafka.consumer({
+      groupId: tapGroup,
+      maxWaitTimeInMs: 100,
+      maxBytesPerPartition: 20 * 1024 * 1024,
+    });
+    await tap.connect();
+    await tap.subscribe({ topics: [store.topics.messages], fromBeginning: true });
+    await tap.run({
+      partitionsConsumedConcurrently: 6,
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) {
+          if (!message.value) continue;
+          const type = message.headers?.['event-type']?.toString();
+          if (type !== 'MessageAccepted' && type !== 'MessageDelivered') continue;
+          const event = await store.codec.decode(message.value);
+          if (event.metadata.organizationId !== org.organizationId) continue;
+          const data = event.data as { messageId: string; submittedAt?: number };
+          if (event.type === 'MessageAccepted') acceptedAt.set(data.messageId, data.submittedAt!);
+          else if (!deliveredAt.has(data.messageId)) deliveredAt.set(data.messageId, event.metadata.occurredAt);
+        }
+      },
+    });
+
+    const agent = new Agent({ keepAlive: true, maxSockets: 96 });
+    const body = (i: number) => ({
+      From: `Bench <bench@${org.domain}>`,
+      To: `r${i}@bench.example.net`,
+      Subject: `Receipt ${i}`,
+      TextBody: 'Thank you for your order. '.repeat(8),
+      Tag: 'bench',
+    });
+    let counter = 0;
+    let httpErrors = 0;
+    const post = (path: string, payload: unknown) =>
+      new Promise<unknown>((resolve) => {
+        const text = JSON.stringify(payload);
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: API_PORT,
+            path: `/v1${path}`,
+            method: 'POST',
+            agent,
+            headers: {
+              'content-type': 'application/json',
+              'content-length': Buffer.byteLength(text),
+              authorization: `Bearer ${org.liveKey}`,
+            },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => {
+              if (res.statusCode !== 200) httpErrors++;
+              try {
+                resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+              } catch {
+                resolve(undefined);
+              }
+            });
+          },
+        );
+        req.on('error', () => {
+          httpErrors++;
+          resolve(undefined);
+        });
+        req.end(text);
+      });
+    const sendOne = async (ids: string[]) => {
+      const answer = (await post('/email', body(counter++))) as { MessageID?: string } | undefined;
+      if (answer?.MessageID) ids.push(answer.MessageID);
+    };
+    const sendBatch = async (ids: string[], size: number) => {
+      const answer = (await post(
+        '/email/batch',
+        Array.from({ length: size }, () => body(counter++)),
+      )) as { MessageID?: string; ErrorCode: number }[] | undefined;
+      for (const item of answer ?? []) if (item.MessageID && item.ErrorCode === 0) ids.push(item.MessageID);
+    };
+
+    /** Open loop: `rate` messages per second for `seconds`, single sends leaving on schedule. */
+    const openLoop = async (rate: number, seconds: number, ids: string[]) => {
+      const start = Date.now();
+      const inFlight: Promise<void>[] = [];
+      let sent = 0;
+      while (Date.now() - start < seconds * 1000) {
+        const due = Math.floor(((Date.now() - start) / 1000) * rate);
+        for (; sent < due; sent++) inFlight.push(sendOne(ids));
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      await Promise.all(inFlight);
+    };
+    /** Closed loop: `connections` workers posting batches of `size` as fast as the API answers. */
+    const flatOut = async (seconds: number, ids: string[], connections = 8, size = 50) => {
+      const end = Date.now() + seconds * 1000;
+      await Promise.all(
+        Array.from({ length: connections }, async () => {
+          while (Date.now() < end) await sendBatch(ids, size);
+        }),
+      );
+    };
+
+    const measure = async (name: string, offered: string, drive: (ids: string[]) => Promise<void>, drainS = 15) => {
+      const sender = await startSender();
+      const ids: string[] = [];
+      const errorsBefore = httpErrors;
+      const cpuBefore = [cpuMs(api), cpuMs(sender), cpuMs(mail)];
+      const startedAt = Date.now();
+      await drive(ids);
+      const sentFor = (Date.now() - startedAt) / 1000;
+      const drainDeadline = Date.now() + drainS * 1000;
+      while (Date.now() < drainDeadline && !ids.every((id) => deliveredAt.has(id))) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const [apiCpu, senderCpu, mailCpu] = [cpuMs(api), cpuMs(sender), cpuMs(mail)].map((ms, i) => ms - cpuBefore[i]!);
+      await stopProcess(sender);
+      const delivered = ids.filter((id) => deliveredAt.has(id) && acceptedAt.has(id));
+      const latencies = delivered.map((id) => deliveredAt.get(id)! - acceptedAt.get(id)!).sort((a, b) => a - b);
+      const lastDelivery = Math.max(...delivered.map((id) => deliveredAt.get(id)!));
+      const span = (lastDelivery - startedAt) / 1000;
+      const perMessage = (ms: number, count: number) => (count > 0 ? (ms / count).toFixed(1) : '-');
+      return {
+        phase: name,
+        offered,
+        'accepted/s': Math.round(ids.length / sentFor),
+        'delivered/s': Math.round(delivered.length / span),
+        delivered: `${delivered.length}/${ids.length}`,
+        'p50 ms': percentile(latencies, 50),
+        'p99 ms': percentile(latencies, 99),
+        'http errors': httpErrors - errorsBefore,
+        'CPU ms/msg api': perMessage(apiCpu!, ids.length),
+        sender: perMessage(senderCpu!, delivered.length),
+        'mail server': perMessage(mailCpu!, delivered.length),
+      };
+    };
+
+    // Warm-up (JIT, connections, schema ids), not reported.
+    await measure('warm-up', '100/s', (ids) => openLoop(100, 3, ids), 5);
+    const results = [];
+    for (const rate of RATES) {
+      results.push(await measure(`${rate} msg/s`, `${rate}/s single`, (ids) => openLoop(rate, PHASE_S, ids)));
+    }
+    results.push(
+      await measure('highest sustainable', 'as fast as accepted (batches of 50)', (ids) => flatOut(PHASE_S, ids)),
+    );
+
+    console.log(
+      `\nbench:e2e — API → Kafka → sender → SMTP (STARTTLS; DKIM-signed, every 10th verified) on loopback, ` +
+        `${PHASE_S}s per phase, ` +
+        `${new Date().toISOString()}`,
+    );
+    console.table(results);
+    console.log(
+      `mail server: ${mailCounts.received} messages received; DKIM checked on ${mailCounts.dkimChecked}, ` +
+        `${mailCounts.dkimFailures} of them without a passing signature`,
+    );
+    agent.destroy();
+    // kafkajs's disconnect can wait for ever on a consumer in the middle of a fetch; a bench does not wait.
+    await Promise.race([tap.disconnect(), new Promise((resolve) => setTimeout(resolve, 5000))]);
+  } finally {
+    await Promise.all(processes.map(stopProcess));
+    await store.disconnect();
+    redis.disconnect();
+  }
+}

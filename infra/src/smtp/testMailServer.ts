@@ -1,0 +1,367 @@
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import { dirname } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+
+/**
+ * A real SMTP server on loopback (the `smtp-server` package) for development and tests. It answers each
+ * recipient by its address, checks the DKIM signature of every message it receives with `mailauth`, and
+ * keeps what it received (in memory, and optionally one JSON line per message in a file).
+ *
+ * Answers, by the recipient's local part (case-insensitive), at RCPT TO:
+ *
+ * | local part starts with | answer                                                           |
+ * |------------------------|------------------------------------------------------------------|
+ * | `hardbounce`           | 550 5.1.1 user unknown                    (→ hard bounce)          |
+ * | `policy`               | 550 5.7.1 refused by policy               (→ policy rejection)     |
+ * | `mailboxfull`          | 552 5.2.2 mailbox full                    (→ soft bounce)          |
+ * | `defer<N>+`, e.g. `defer2+x` | 450 4.2.0 the first N times this address is tried, then 250 |
+ * | `defer` (otherwise)    | 450 4.2.0 mailbox temporarily unavailable, every time           |
+ * | `drop`                 | no answer: the connection is dropped                             |
+ * | anything else          | 250                                                              |
+ *
+ * STARTTLS is offered (smtp-server's built-in test certificate: encrypted, not trusted).
+ */
+
+export type AddressAnswer =
+  { action: 'accept' } | { action: 'refuse'; code: number; message: string } | { action: 'drop' };
+
+/**
+ * The answer for a recipient address; `deferredSoFar` is how many times this server already deferred it.
+ * The rule table is above.
+ */
+export function answerForAddress(address: string, deferredSoFar: number): AddressAnswer {
+  const local = address.slice(0, address.lastIndexOf('@')).toLowerCase();
+  if (local.startsWith('hardbounce')) {
+    return { action: 'refuse', code: 550, message: `5.1.1 <${address}>: Recipient address rejected: User unknown` };
+  }
+  if (local.startsWith('policy')) {
+    return { action: 'refuse', code: 550, message: `5.7.1 <${address}>: Message refused by policy` };
+  }
+  if (local.startsWith('mailboxfull')) {
+    return { action: 'refuse', code: 552, message: `5.2.2 <${address}>: Mailbox full` };
+  }
+  if (local.startsWith('drop')) return { action: 'drop' };
+  if (local.startsWith('defer')) {
+    const limited = /^defer(\d+)\+/.exec(local);
+    if (limited && deferredSoFar >= Number(limited[1])) return { action: 'accept' };
+    return { action: 'refuse', code: 450, message: `4.2.0 <${address}>: Mailbox temporarily unavailable` };
+  }
+  return { action: 'accept' };
+}
+
+/** The DKIM TXT record ("v=DKIM1; k=rsa; p=…") at a name such as `sl1._domainkey.example.com`, or undefined. */
+export type DkimRecordSource = (name: string) => Promise<string | undefined>;
+
+/** A DkimRecordSource that asks each source in turn until one knows the name. */
+export function firstDkimRecord(...sources: DkimRecordSource[]): DkimRecordSource {
+  return async (name) => {
+    for (const source of sources) {
+      const record = await source(name).catch(() => undefined);
+      if (record !== undefined) return record;
+    }
+    return undefined;
+  };
+}
+
+export interface DkimCheck {
+  /** mailauth's verdict for the first signature: pass, fail, neutral, policy, temperror, permerror, or none. */
+  result: string;
+  domain?: string;
+  selector?: string;
+  /** mailauth's comment on a verdict other than pass. */
+  comment?: string;
+}
+
+export interface ReceivedMessage {
+  /** The queue id this server gave it. */
+  id: string;
+  receivedAt: number;
+  envelopeFrom: string;
+  /** The recipients of this transaction (RCPT TO accepted), as given. */
+  recipients: string[];
+  /** Header values as written (not decoded). */
+  messageId?: string;
+  from?: string;
+  subject?: string;
+  headers: { name: string; value: string }[];
+  size: number;
+  /** Whether the connection was upgraded with STARTTLS. */
+  tls: boolean;
+  dkim: DkimCheck;
+  /** The message as received (kept unless `keepRaw` is false). */
+  raw?: Buffer;
+}
+
+export interface TestMailServerOptions {
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  host?: string;
+  /** Where DKIM public keys come from; without it every signature verifies as temperror. */
+  dkimRecords?: DkimRecordSource;
+  /** Verify DKIM: true (the default) for every message, false for none, N for every N-th message (a load test). */
+  verifyDkim?: boolean | number;
+  /** Keep each message's bytes in memory (default true). */
+  keepRaw?: boolean;
+  /** How many messages are kept in memory, the oldest dropped first (default: all). Counts are kept for all. */
+  maxKept?: number;
+  /** One JSON line per received message is appended here. */
+  journalFile?: string;
+  /** Include the message's text in the journal lines (default false). */
+  journalRaw?: boolean;
+  /** Offer STARTTLS (default true). */
+  tls?: boolean;
+  /** The greeting's host name. */
+  name?: string;
+  /** Largest message accepted, bytes (default 30 MB). */
+  maxSize?: number;
+  onMessage?: (message: ReceivedMessage) => void;
+}
+
+function headerBlock(raw: Buffer): { name: string; value: string }[] {
+  const end = raw.indexOf('\r\n\r\n');
+  const text = raw.subarray(0, end < 0 ? raw.length : end).toString('utf8');
+  const headers: { name: string; value: string }[] = [];
+  for (const line of text.split(/\r?\n(?![ \t])/)) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    headers.push({
+      name: line.slice(0, colon).trim(),
+      value: line
+        .slice(colon + 1)
+        .replace(/\r?\n[ \t]+/g, ' ')
+        .trim(),
+    });
+  }
+  return headers;
+}
+
+interface HeldAnswer {
+  release(): void;
+}
+
+export class TestMailServer {
+  private readonly server: SMTPServer;
+  private readonly kept: ReceivedMessage[] = [];
+  private readonly counts = new Map<string, number>();
+  private readonly deferrals = new Map<string, number>();
+  private readonly journal: WriteStream | undefined;
+  private readonly held: HeldAnswer[] = [];
+  private holding: ((address: string) => boolean) | undefined;
+  private total = 0;
+  private arrivals = 0;
+  private dataInProgress = 0;
+  private listeningPort = 0;
+
+  constructor(private readonly options: TestMailServerOptions = {}) {
+    if (options.journalFile) {
+      mkdirSync(dirname(options.journalFile), { recursive: true });
+      this.journal = createWriteStream(options.journalFile, { flags: 'a' });
+    }
+    this.server = new SMTPServer({
+      name: options.name ?? 'mail.sendline.test',
+      banner: 'Sendline test mail server',
+      authOptional: true,
+      disabledCommands: options.tls === false ? ['AUTH', 'STARTTLS'] : ['AUTH'],
+      hideENHANCEDSTATUSCODES: true,
+      size: options.maxSize ?? 30 * 1024 * 1024,
+      logger: false,
+      disableReverseLookup: true,
+      onRcptTo: (address, session, callback) => this.onRcptTo(address, session, callback),
+      onData: (stream, session, callback) => {
+        this.dataInProgress++;
+        const chunks: Buffer[] = [];
+        stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+        stream.on('error', (error) => {
+          this.dataInProgress--;
+          callback(error);
+        });
+        stream.on('end', () => {
+          const raw = Buffer.concat(chunks);
+          if ((stream as { sizeExceeded?: boolean }).sizeExceeded) {
+            this.dataInProgress--;
+            return callback(Object.assign(new Error('5.3.4 Message too big'), { responseCode: 552 }));
+          }
+          this.receive(raw, session).then(
+            (message) => {
+              this.dataInProgress--;
+              callback(null, `OK: queued as ${message.id}`);
+            },
+            (error: unknown) => {
+              this.dataInProgress--;
+              callback(Object.assign(new Error(`4.3.0 ${String(error)}`), { responseCode: 451 }));
+            },
+          );
+        });
+      },
+    });
+    this.server.on('error', () => {
+      // A client that vanished mid-session: nothing to do.
+    });
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.options.port ?? 0, this.options.host ?? '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.listeningPort = (this.server.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  get port(): number {
+    return this.listeningPort;
+  }
+
+  get host(): string {
+    return this.options.host ?? '127.0.0.1';
+  }
+
+  /** `host:port`, as SENDLINE_SMTP_RELAY takes it. */
+  get address(): string {
+    return `${this.host}:${this.port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.release();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await new Promise<void>((resolve) => (this.journal ? this.journal.end(resolve) : resolve()));
+  }
+
+  /** The messages kept in memory, oldest first. */
+  messages(): ReceivedMessage[] {
+    return [...this.kept];
+  }
+
+  /** How many messages were received in all. */
+  get received(): number {
+    return this.total;
+  }
+
+  /** How many messages this address received (every transaction that named it, counted once each). */
+  deliveriesTo(address: string): number {
+    return this.counts.get(address.toLowerCase()) ?? 0;
+  }
+
+  /** How many times this server answered 4xx to the address. */
+  deferralsOf(address: string): number {
+    return this.deferrals.get(address.toLowerCase()) ?? 0;
+  }
+
+  /** Addresses and how many messages each received. */
+  deliveryCounts(): Map<string, number> {
+    return new Map(this.counts);
+  }
+
+  /**
+   * From now on, RCPT TO answers for the addresses `which` selects (default: all) wait until `release()`:
+   * a test stops senders at a known point.
+   */
+  hold(which: (address: string) => boolean = () => true): void {
+    this.holding = which;
+  }
+
+  /** Answers every held RCPT TO and stops holding. */
+  release(): void {
+    this.holding = undefined;
+    for (const held of this.held.splice(0)) held.release();
+  }
+
+  /** RCPT TO commands waiting for `release()`. */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  /** Messages whose DATA is being received or checked right now. */
+  get receiving(): number {
+    return this.dataInProgress;
+  }
+
+  private onRcptTo(
+    address: SMTPServerAddress,
+    session: SMTPServerSession,
+    callback: (error?: Error | null) => void,
+  ): void {
+    const answer = () => {
+      const key = address.address.toLowerCase();
+      const decision = answerForAddress(address.address, this.deferrals.get(key) ?? 0);
+      if (decision.action === 'accept') return callback();
+      if (decision.action === 'drop') {
+        for (const connection of this.server.connections as Set<{ id: string; _socket?: { destroy(): void } }>) {
+          if (connection.id === session.id) connection._socket?.destroy();
+        }
+        return;
+      }
+      if (decision.code < 500) this.deferrals.set(key, (this.deferrals.get(key) ?? 0) + 1);
+      callback(Object.assign(new Error(decision.message), { responseCode: decision.code }));
+    };
+    if (this.holding?.(address.address)) this.held.push({ release: answer });
+    else answer();
+  }
+
+  private async receive(raw: Buffer, session: SMTPServerSession): Promise<ReceivedMessage> {
+    const headers = headerBlock(raw);
+    const header = (name: string) => headers.find((h) => h.name.toLowerCase() === name)?.value;
+    const mailFrom = session.envelope.mailFrom;
+    const message: ReceivedMessage = {
+      id: randomUUID(),
+      receivedAt: Date.now(),
+      envelopeFrom: mailFrom ? mailFrom.address : '',
+      recipients: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+      ...(header('message-id') !== undefined && { messageId: header('message-id') }),
+      ...(header('from') !== undefined && { from: header('from') }),
+      ...(header('subject') !== undefined && { subject: header('subject') }),
+      headers,
+      size: raw.length,
+      tls: session.secure,
+      dkim: this.shouldVerify() ? await this.checkDkim(raw) : { result: 'unchecked' },
+      ...(this.options.keepRaw !== false && { raw }),
+    };
+    this.total++;
+    for (const recipient of message.recipients) {
+      const key = recipient.toLowerCase();
+      this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
+    }
+    this.kept.push(message);
+    if (this.options.maxKept !== undefined && this.kept.length > this.options.maxKept) this.kept.shift();
+    if (this.journal) {
+      const { raw: bytes, ...line } = message;
+      const entry = this.options.journalRaw && bytes ? { ...line, raw: bytes.toString('utf8') } : line;
+      this.journal.write(`${JSON.stringify(entry)}\n`);
+    }
+    this.options.onMessage?.(message);
+    return message;
+  }
+
+  private shouldVerify(): boolean {
+    const every = this.options.verifyDkim ?? true;
+    if (typeof every === 'boolean') return every;
+    return every > 0 && this.arrivals++ % every === 0;
+  }
+
+  private async checkDkim(raw: Buffer): Promise<DkimCheck> {
+    const source = this.options.dkimRecords;
+    const resolver = async (name: string, rrtype: string): Promise<string[][]> => {
+      const record = rrtype === 'TXT' && source ? await source(name) : undefined;
+      if (record === undefined) throw Object.assign(new Error(`no ${rrtype} record at ${name}`), { code: 'ENOTFOUND' });
+      const chunks: string[] = [];
+      for (let i = 0; i < record.length; i += 255) chunks.push(record.slice(i, i + 255));
+      return [chunks];
+    };
+    const verdict = await dkimVerify(raw, { resolver });
+    const first = verdict.results[0];
+    if (!first) return { result: 'none' };
+    const status = first.status as { result: string; comment?: string };
+    return {
+      result: status.result,
+      ...(first.signingDomain && { domain: first.signingDomain }),
+      ...(first.selector && { selector: first.selector }),
+      ...(status.result !== 'pass' && status.comment && { comment: status.comment }),
+    };
+  }
+}
