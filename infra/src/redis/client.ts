@@ -8,5 +8,7 @@ export function createRedis(url: string, options: { lazyConnect?: boolean } = {}
     maxRetriesPerRequest: 3,
     enableOfflineQueue: true,
     connectTimeout: 3000,
+    // Commands issued in the same tick (concurrent requests' lookups) leave in one write.
+    enableAutoPipelining: true,
   });
 }
