@@ -1,19 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { buildApi, type Api, type ApiDependencies } from '@sendline/api';
+import { buildApi, connectApiDependencies, type Api, type ApiDependencies } from '@sendline/api';
 import { API_KEY_SCOPES, type AccountEvent, type Scope } from '@sendline/domain';
 import {
   AccountsService,
-  AccountsView,
-  AllowanceCounter,
-  ClickHouseActivityReader,
-  createClickHouse,
-  createRedis,
   createTxtResolver,
-  EventStore,
-  IdempotencyStore,
   MemoryZone,
   startDnsServer,
-  SuppressionView,
   type AccountCommandInput,
   type DomainSummary,
 } from '@sendline/infra';
@@ -28,26 +20,8 @@ export interface TestApi {
 
 /** The real API on a random loopback port, on the real services (default topics and views). */
 export async function startTestApi(overrides: Partial<ApiDependencies> = {}): Promise<TestApi> {
-  const redis = createRedis(addresses.redisUrl);
-  const clickhouse = createClickHouse(addresses.clickhouseUrl);
-  const store = new EventStore({
-    brokers: addresses.kafkaBrokers,
-    registryUrl: addresses.schemaRegistryUrl,
-    clientId: 'test-api',
-  });
-  const deps: ApiDependencies = {
-    store,
-    redis,
-    accounts: new AccountsView(redis),
-    suppressions: new SuppressionView(redis),
-    allowance: new AllowanceCounter(redis),
-    idempotency: new IdempotencyStore(redis),
-    activity: new ClickHouseActivityReader(clickhouse, addresses.clickhouseDatabase),
-    now: () => Date.now(),
-    newId: () => randomUUID(),
-    mailHost: 'mail.sendline.test',
-    ...overrides,
-  };
+  const connected = connectApiDependencies(addresses, { clientId: 'test-api', mailHost: 'mail.sendline.test' });
+  const deps: ApiDependencies = { ...connected.deps, ...overrides };
   const app = await buildApi(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();
@@ -58,9 +32,7 @@ export async function startTestApi(overrides: Partial<ApiDependencies> = {}): Pr
     baseUrl: `http://127.0.0.1:${port}/v1`,
     close: async () => {
       await app.close();
-      await store.disconnect();
-      await clickhouse.close();
-      redis.disconnect();
+      await connected.disconnect();
     },
   };
 }
