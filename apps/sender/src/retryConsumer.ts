@@ -1,9 +1,9 @@
 import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
 import {
+  deadLetterRecord,
   deadLetterTopicConfig,
   deadLetterTopicOf,
   declaredRetriable,
-  describeCause,
   MAX_EVENT_BYTES,
   type EventStore,
 } from '@sendline/infra';
@@ -81,20 +81,7 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
     await producer.send({
       topic: deadLetterTopicOf(topic),
       acks: -1,
-      messages: [
-        {
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...message.headers,
-            'dead-letter-error': describeCause(error).slice(0, 2000),
-            'dead-letter-error-code': (error as { code?: string })?.code ?? 'Unknown',
-            'dead-letter-attempts': '1',
-            'dead-letter-source-topic': topic,
-            'dead-letter-source-offset': message.offset,
-          },
-        },
-      ],
+      messages: [deadLetterRecord(topic, message, error, 1)],
     });
   };
 

@@ -16,6 +16,7 @@ import { backoffDelay, sleep, type RetryOptions } from '../retry';
 import { EventCodec, type EncodableEvent } from '../registry/codec';
 import { routeEvent, type Route, type RoutableEvent } from './routing';
 import {
+  deadLetterRecord,
   deadLetterTopicConfig,
   deadLetterTopicOf,
   defaultTopicNames,
@@ -334,20 +335,7 @@ export class EventStore {
     await producer.send({
       topic: deadLetterTopicOf(topic),
       acks: -1,
-      messages: [
-        {
-          key: message.key,
-          value: message.value,
-          headers: {
-            ...message.headers,
-            'dead-letter-error': describeCause(error).slice(0, 2000),
-            'dead-letter-error-code': (error as { code?: string })?.code ?? 'Unknown',
-            'dead-letter-attempts': String(attempts),
-            'dead-letter-source-topic': topic,
-            'dead-letter-source-offset': message.offset,
-          },
-        },
-      ],
+      messages: [deadLetterRecord(topic, message, error, attempts)],
     });
   }
 

@@ -1,4 +1,5 @@
-import type { ITopicConfig } from 'kafkajs';
+import type { ITopicConfig, KafkaMessage, Message } from 'kafkajs';
+import { describeCause } from '../errors';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -79,5 +80,26 @@ export function deadLetterTopicConfig(topic: string): ITopicConfig {
       { name: 'retention.ms', value: String(30 * DAY_MS) },
       { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
     ],
+  };
+}
+
+/** The record that carries a failed message to its dead-letter topic: the original key and value, the error in headers. */
+export function deadLetterRecord(
+  sourceTopic: string,
+  message: KafkaMessage,
+  error: unknown,
+  attempts: number,
+): Message {
+  return {
+    key: message.key,
+    value: message.value,
+    headers: {
+      ...message.headers,
+      'dead-letter-error': describeCause(error).slice(0, 2000),
+      'dead-letter-error-code': (error as { code?: string })?.code ?? 'Unknown',
+      'dead-letter-attempts': String(attempts),
+      'dead-letter-source-topic': sourceTopic,
+      'dead-letter-source-offset': message.offset,
+    },
   };
 }
