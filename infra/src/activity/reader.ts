@@ -76,6 +76,8 @@ interface DetailsRecord extends SummaryRecord {
   html_body: string;
   reply_to: string;
   headers_json: string;
+  /** UInt64: a string in JSON. */
+  updated_at_ms: string;
 }
 
 interface EventRecord {
@@ -208,18 +210,24 @@ export class ClickHouseActivityReader implements ActivityReader {
     const id = sqlString(messageId);
     // message_events is ordered by (organization, message): its rows give the message's day, so
     // the message row is read from that day's partition only.
-    const events = await this.query<EventRecord>(
-      `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary ` +
-        `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
-        `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
-    );
+    const readEvents = () =>
+      this.query<EventRecord>(
+        `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary ` +
+          `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
+          `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
+      );
+    let events = await readEvents();
     const day = events[0]?.day;
     const [record] = await this.query<DetailsRecord>(
-      `SELECT ${SUMMARY_COLUMNS.join(', ')}, day, text_body, html_body, reply_to, headers_json ` +
+      `SELECT ${SUMMARY_COLUMNS.join(', ')}, day, text_body, html_body, reply_to, headers_json, updated_at_ms ` +
         `FROM ${this.db}.messages FINAL WHERE ${day ? `day = ${sqlString(day)} AND ` : ''}` +
         `organization_id = ${org} AND message_id = ${id} LIMIT 1`,
     );
     if (!record) return null;
+    // The writer stores a batch's events before the messages' new state. A state newer than the last event read
+    // means a batch landed between the two reads: read the events again, so the status and its events agree.
+    const lastEventAt = events.reduce((latest, event) => Math.max(latest, Number(event.occurred_at_ms)), 0);
+    if (Number(record.updated_at_ms) > lastEventAt) events = await readEvents();
     const summary = summaryOf(record);
     return {
       ...summary,

@@ -293,10 +293,10 @@ export class ClickHouseActivityWriter {
         eventRows.push(eventRow(event, row, position));
       }
       const messageRows = [...changed].map((key) => working.get(key)!);
-      await Promise.all([
-        this.insert('messages', messageRows, MESSAGE_COLUMNS),
-        this.insert('message_events', eventRows, EVENT_COLUMNS),
-      ]);
+      // Events first, then the messages' latest state: a reader that sees a message's status (say Delivered) then
+      // also finds the events that led to it in its details.
+      await this.insert('message_events', eventRows, EVENT_COLUMNS);
+      await this.insert('messages', messageRows, MESSAGE_COLUMNS);
       if (this.seen.size + working.size > SEEN_LIMIT) {
         // Start over; a fresh database is then no longer known to hold only what this writer saw.
         this.seen.clear();
