@@ -18,8 +18,11 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const API_PORT = 3901;
 const BARE_PORT = 3902;
 
+/** BENCH_PROFILE=<dir>: each server process writes a V8 CPU profile there when it exits. */
+const PROFILE = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+
 function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script], {
+  return spawn(process.execPath, [...PROFILE, '--import', 'tsx', script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -21,7 +21,7 @@
  * whatever the answers do), then the highest sustainable rate: the API driven as fast as it accepts
  * (batches of 50 on 8 connections); the sender's delivered/s there is the rate it sustains.
  *
- * BENCH_PHASE_S (15), BENCH_RATES ("200,1000").
+ * BENCH_PHASE_S (15), BENCH_RATES ("200,1000"), BENCH_PROFILE (a folder: CPU profiles of the processes).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -44,6 +44,8 @@ import { createTestOrganization } from '../test/support/api';
 const PHASE_S = Number(process.env.BENCH_PHASE_S ?? 15);
 const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
 const API_PORT = 3931;
+/** BENCH_PROFILE=<dir>: each child process writes a V8 CPU profile there when it exits (open it in Chrome's DevTools). */
+const PROFILE = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
 
 // ── The mail server, as a child process of the bench ────────────────────────────────────────────────
 if (process.argv.includes('--mail-server')) {
@@ -72,7 +74,7 @@ if (process.argv.includes('--mail-server')) {
 }
 
 function child(script: string, args: string[], env: Record<string, string>, ipc = false): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  return spawn(process.execPath, [...PROFILE, '--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env },
     stdio: ipc ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });

@@ -34,20 +34,16 @@ export const OPTIONAL_FIELD_MARKER = 'sendline.optional';
 
 function undefinedToNull(value: unknown): unknown {
   if (value === undefined) return null;
-  if (Array.isArray(value)) return value.map(undefinedToNull);
-  if (typeof value === 'object' && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) {
-      Object.defineProperty(out, key, {
-        value: undefinedToNull(item),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    }
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = undefinedToNull(value[i]);
     return out;
   }
-  return value;
+  // A null-prototype object: a key such as "__proto__" (metadata is the caller's) is an ordinary field.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(value)) out[key] = undefinedToNull((value as Record<string, unknown>)[key]);
+  return out;
 }
 
 /** The Avro record of a domain event: metadata flattened, data kept, `undefined` written as null. */

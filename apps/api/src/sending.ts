@@ -65,9 +65,8 @@ export class SendingService {
     const now = this.deps.now();
     const outcomes: (SendOutcome | Decided)[] = [];
 
-    // 1. Validation and the sender's domain.
+    // 1. Validation.
     const valid: { index: number; message: OutboundMessage }[] = [];
-    const domains = new Map<string, Promise<{ verified: boolean } | null>>();
     for (const [index, body] of bodies.entries()) {
       const validation = validateSendRequest(body);
       if (!validation.ok) {
@@ -75,30 +74,40 @@ export class SendingService {
         continue;
       }
       valid.push({ index, message: validation.message });
-      const domain = addressDomain(validation.message.from.email);
-      if (!domains.has(domain)) domains.set(domain, this.deps.accounts.domain(org, domain));
     }
-    const checked: typeof valid = [];
-    for (const item of valid) {
+
+    // 2. What the views know, read at once (Redis auto-pipelining sends these reads together): the senders'
+    //    domains, the recipients among the suppressions, and the organization's allowance.
+    const domainNames = [...new Set(valid.map((item) => addressDomain(item.message.from.email)))];
+    const [domainStates, suppressedOfValid, organization] =
+      valid.length === 0
+        ? [[], [], null]
+        : await Promise.all([
+            Promise.all(domainNames.map((name) => this.deps.accounts.domain(org, name))),
+            this.deps.suppressions.suppressedAmongMany(
+              org,
+              valid.map((item) => uniqueRecipients(item.message)),
+            ),
+            this.deps.accounts.organization(org),
+          ]);
+    const domains = new Map(domainNames.map((name, i) => [name, domainStates[i]]));
+    const checked: ((typeof valid)[number] & { suppressed: Set<string> })[] = [];
+    for (const [i, item] of valid.entries()) {
       const domainName = addressDomain(item.message.from.email);
-      const domain = await domains.get(domainName);
+      const domain = domains.get(domainName);
       if (!domain) outcomes[item.index] = refused('SenderSignatureNotFound', { from: item.message.from.email });
       else if (!domain.verified) outcomes[item.index] = refused('SenderSignatureNotConfirmed', { domain: domainName });
-      else checked.push(item);
+      else checked.push({ ...item, suppressed: suppressedOfValid[i] ?? new Set() });
     }
 
-    // 2. Suppressions: one pipelined round trip for the whole request.
-    const recipientLists = checked.map((item) => uniqueRecipients(item.message));
-    const suppressed = await this.deps.suppressions.suppressedAmongMany(org, recipientLists);
-
     // 3. The domain decides.
-    for (const [i, item] of checked.entries()) {
+    for (const item of checked) {
       const messageId = this.deps.newId();
       try {
         const events = decideMessage(
           {
             type: 'AcceptMessage',
-            data: { messageId, message: item.message, suppressedAddresses: suppressed[i] ?? new Set() },
+            data: { messageId, message: item.message, suppressedAddresses: item.suppressed },
             metadata: { organizationId: org, now, eventIds: [this.deps.newId()] },
           },
           initialMessageState(),
@@ -133,7 +142,6 @@ export class SendingService {
       .map((outcome, index) => ({ outcome, index }))
       .filter((entry): entry is { outcome: Decided; index: number } => 'events' in entry.outcome);
     if (decided.length > 0) {
-      const organization = await this.deps.accounts.organization(org);
       const limit = organization?.messagesPerMonth ?? null;
       const period = allowancePeriod(now);
       const toAppend: typeof decided = [];

@@ -82,7 +82,11 @@ export class SmtpDelivery {
 
   private async sendTo(host: MailHost, transaction: SmtpTransaction): Promise<RecipientResult[]> {
     const recipients = transaction.envelope.to;
-    const deadline = AbortSignal.timeout(this.options.transactionTimeoutMs ?? 45_000);
+    // A timer of our own, cleared when the transaction ends (AbortSignal.timeout's would fire later for
+    // every transaction, finished or not, and build an error each time).
+    const abort = new AbortController();
+    const deadline = abort.signal;
+    const timer = setTimeout(() => abort.abort(), this.options.transactionTimeoutMs ?? 45_000);
     try {
       const info = await this.pool(host).sendMail({
         envelope: { from: transaction.envelope.from, to: recipients },
@@ -126,6 +130,8 @@ export class SmtpDelivery {
         accepted: false,
         error: perRecipient.get(recipient.toLowerCase()) ?? whole,
       }));
+    } finally {
+      clearTimeout(timer);
     }
   }
 

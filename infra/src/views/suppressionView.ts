@@ -56,20 +56,15 @@ export class SuppressionView {
     return new Set(lowered.filter((_, i) => values[i] !== null));
   }
 
-  /** `suppressedAmong` for several recipient lists at once, in one pipelined round trip. */
+  /** `suppressedAmong` for several recipient lists at once, in one round trip. */
   async suppressedAmongMany(organizationId: string, lists: readonly (readonly string[])[]): Promise<Set<string>[]> {
-    const key = this.keyOf(organizationId);
-    const pipeline = this.redis.pipeline();
     const lowered = lists.map((addresses) => addresses.map((address) => address.toLowerCase()));
-    for (const addresses of lowered) if (addresses.length > 0) pipeline.hmget(key, ...addresses);
-    const results = lowered.some((addresses) => addresses.length > 0) ? ((await pipeline.exec()) ?? []) : [];
-    let next = 0;
-    return lowered.map((addresses) => {
-      if (addresses.length === 0) return new Set<string>();
-      const [error, values] = results[next++] ?? [new Error('missing pipeline result'), []];
-      if (error) throw error;
-      return new Set(addresses.filter((_, i) => (values as (string | null)[])[i] !== null));
-    });
+    const unique = [...new Set(lowered.flat())];
+    // One HMGET for every address of every list: one command, which auto-pipelining sends along with
+    // the other reads of concurrent requests.
+    const values = unique.length > 0 ? await this.redis.hmget(this.keyOf(organizationId), ...unique) : [];
+    const suppressed = new Set(unique.filter((_, i) => values[i] !== null));
+    return lowered.map((addresses) => new Set(addresses.filter((address) => suppressed.has(address))));
   }
 
   async list(organizationId: string): Promise<SuppressionEntry[]> {
