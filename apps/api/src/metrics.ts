@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Histogram, Registry } from 'prom-client';
+import { clusterAwareMetrics } from './workers';
 
 export const metricsRegistry = new Registry();
 collectDefaultMetrics({ register: metricsRegistry });
@@ -33,8 +34,9 @@ export function registerMetrics(app: FastifyInstance): void {
       reply.elapsedTime / 1000,
     );
   });
+  const metrics = clusterAwareMetrics(metricsRegistry);
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     reply.header('Content-Type', metricsRegistry.contentType);
-    return metricsRegistry.metrics();
+    return metrics();
   });
 }
