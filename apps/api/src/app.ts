@@ -59,7 +59,6 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
     // Types are not coerced: a To of 5 is an error, not the string "5".
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     trustProxy: false,
-    disableRequestLogging: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
