@@ -5,7 +5,7 @@
  * answers POST /v1/email with the same JSON and does nothing else, each as its own
  * process on 127.0.0.1, then drives them with autocannon (loopback only, bounded
  * in time): the bare route, then single sends and 500-message batches against the
- * API as one process and as BENCH_API_WORKERS (default 2) processes
+ * API with one worker process and with BENCH_API_WORKERS (default 2)
  * (SENDLINE_API_WORKERS). Prints requests/s, accepted messages/s, p50/p99 latency
  * and the single-send ratio. The messages go to Kafka for real; run it without a
  * sender attached. BENCH_DURATION_S (10), BENCH_CONNECTIONS (32), BENCH_PROFILE.
@@ -108,7 +108,7 @@ try {
   bare.kill('SIGTERM');
 }
 
-// The API with one process, then with WORKERS processes (SENDLINE_API_WORKERS).
+// The API with one worker, then with WORKERS workers (SENDLINE_API_WORKERS).
 for (const workers of [1, WORKERS]) {
   const api = startProcess('apps/api/src/main.ts', {
     SENDLINE_API_PORT: String(API_PORT),
@@ -132,7 +132,7 @@ for (const workers of [1, WORKERS]) {
       headers,
       body: single,
     });
-    const singleRow = row(`POST /v1/email (single), ${workers} process(es)`, singleResult, 1);
+    const singleRow = row(`POST /v1/email (single), ${workers} worker(s)`, singleResult, 1);
     results.push(singleRow);
     const batchResult = await run('batches of 500', {
       url: `http://127.0.0.1:${API_PORT}/v1/email/batch`,
@@ -141,7 +141,7 @@ for (const workers of [1, WORKERS]) {
       body: batch,
       connections: 4,
     });
-    const batchRow = row(`POST /v1/email/batch (500 messages), ${workers} process(es)`, batchResult, 500);
+    const batchRow = row(`POST /v1/email/batch (500 messages), ${workers} worker(s)`, batchResult, 500);
     results.push(batchRow);
     best = {
       single: Math.max(best.single, singleRow['requests/s']),

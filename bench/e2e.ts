@@ -25,7 +25,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
@@ -94,13 +94,23 @@ async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
 }
 
 /** CPU time a child process has used so far (user + system), from /proc; NaN where /proc is missing. */
+/** CPU time (ms) used so far by a process and its live descendants (the API's workers are children of its primary). */
 function cpuMs(p: ChildProcess): number {
-  try {
-    const fields = readFileSync(`/proc/${p.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
+  const ofPid = (pid: number): number => {
+    let total = 0;
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      for (const task of readdirSync(`/proc/${pid}/task`)) {
+        const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+        for (const child of children ? children.split(' ') : []) total += ofPid(Number(child));
+      }
+    } catch {
+      // gone meanwhile
+    }
+    return total;
+  };
+  return p.pid === undefined ? NaN : ofPid(p.pid);
 }
 
 function percentile(sorted: number[], p: number): number {

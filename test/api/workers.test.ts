@@ -112,3 +112,23 @@ describe('SENDLINE_API_WORKERS', () => {
     expect(output).toContain('SENDLINE_API_WORKERS must be a whole number ≥ 1, not "two"');
   }, 30_000);
 });
+
+describe('an API worker that cannot start', () => {
+  it('is started again a few times, then the API gives up with exit code 1 instead of looping', async () => {
+    // The port is taken: every worker fails to listen.
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    const taken: number = await new Promise((resolve) =>
+      blocker.listen(0, '127.0.0.1', () => resolve((blocker.address() as { port: number }).port)),
+    );
+    output = '';
+    const child = start({ SENDLINE_API_PORT: String(taken), SENDLINE_API_WORKERS: '1' });
+    try {
+      expect(await exited(child)).toBe(1);
+      expect(output).toContain('API worker exited; starting another');
+      expect(output).toContain('giving up');
+    } finally {
+      blocker.close();
+    }
+  }, 90_000);
+});

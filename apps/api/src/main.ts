@@ -1,33 +1,32 @@
 /**
- * The API process: connects to the services, builds the app, listens on
- * 127.0.0.1, and drains on SIGTERM/SIGINT (stops taking requests, finishes the
- * ones in flight, then disconnects).
- *
- * With SENDLINE_API_WORKERS=N (N > 1) this process is the primary of N such processes sharing the port
- * (see workers.ts).
+ * The API: a primary process that runs SENDLINE_API_WORKERS (default 1) worker processes on one port
+ * (workers.ts). Each worker connects to the services, builds the app, listens on 127.0.0.1, and drains on
+ * SIGTERM/SIGINT (stops taking requests, finishes the ones in flight, then disconnects).
  */
 import cluster from 'node:cluster';
-import { loadLocalServicesEnv, serviceAddresses } from '@sendline/infra';
-import { buildApi } from './app';
-import { connectApiDependencies } from './dependencies';
+import { loadLocalServicesEnv } from '@sendline/infra';
 import { apiWorkersFromEnv, runPrimary } from './workers';
 
 loadLocalServicesEnv();
-const port = Number(process.env.SENDLINE_API_PORT ?? process.env.PORT ?? 3000);
-const host = process.env.SENDLINE_API_HOST ?? '127.0.0.1';
-let workers: number;
-try {
-  workers = apiWorkersFromEnv();
-} catch (error) {
-  process.stderr.write(`${(error as Error).message}\n`);
-  process.exit(2);
-}
 
-if (workers > 1 && cluster.isPrimary) {
+if (cluster.isPrimary) {
+  let workers: number;
+  try {
+    workers = apiWorkersFromEnv();
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(2);
+  }
   runPrimary(workers, (fields) =>
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), logger: 'api', ...fields })}\n`),
   );
 } else {
+  const { serviceAddresses } = await import('@sendline/infra');
+  const { buildApi } = await import('./app');
+  const { connectApiDependencies } = await import('./dependencies');
+  const port = Number(process.env.SENDLINE_API_PORT ?? process.env.PORT ?? 3000);
+  const host = process.env.SENDLINE_API_HOST ?? '127.0.0.1';
+
   const { deps, disconnect } = connectApiDependencies(serviceAddresses());
   const app = await buildApi(deps, {
     logger: {
