@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon, { type Result } from 'autocannon';
 import { AccountsView, createRedis, EventStore, loadLocalServicesEnv, serviceAddresses } from '@sendline/infra';
 import { createTestOrganization } from '../test/support/api';
+import { PROFILE_FLAGS, waitForHttp } from './support';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
@@ -22,27 +23,11 @@ const BARE_PORT = 3902;
 /** The second run's API processes (SENDLINE_API_WORKERS); the first run has one. */
 const WORKERS = Number(process.env.BENCH_API_WORKERS ?? 2);
 
-/** BENCH_PROFILE=<dir>: each server process writes a V8 CPU profile there when it exits. */
-const PROFILE = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-
 function startProcess(script: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [...PROFILE, '--import', 'tsx', script], {
+  return spawn(process.execPath, [...PROFILE_FLAGS, '--import', 'tsx', script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-}
-
-async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not come up`);
 }
 
 function run(title: string, options: autocannon.Options): Promise<Result> {
@@ -95,7 +80,7 @@ const results = [];
 let bareRate: number;
 let best = { single: 0, batch: 0 };
 try {
-  await waitFor(`http://127.0.0.1:${BARE_PORT}/healthz`);
+  await waitForHttp(`http://127.0.0.1:${BARE_PORT}/healthz`);
   const bareResult = await run('bare route', {
     url: `http://127.0.0.1:${BARE_PORT}/v1/email`,
     method: 'POST',
@@ -116,7 +101,7 @@ for (const workers of [1, WORKERS]) {
     LOG_LEVEL: 'warn',
   });
   try {
-    await waitFor(`http://127.0.0.1:${API_PORT}/healthz`);
+    await waitForHttp(`http://127.0.0.1:${API_PORT}/healthz`);
     // Warm up (JIT, connections, schema registration) before measuring.
     await run('warm-up', {
       url: `http://127.0.0.1:${API_PORT}/v1/email`,

@@ -40,12 +40,11 @@ import {
 } from '@sendline/infra';
 import { positionNewGroup, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
 import { createTestOrganization } from '../test/support/api';
+import { PROFILE_FLAGS, waitForHttp } from './support';
 
 const PHASE_S = Number(process.env.BENCH_PHASE_S ?? 15);
 const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
 const API_PORT = 3931;
-/** BENCH_PROFILE=<dir>: each child process writes a V8 CPU profile there when it exits (open it in Chrome's DevTools). */
-const PROFILE = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
 
 // ── The mail server, as a child process of the bench ────────────────────────────────────────────────
 if (process.argv.includes('--mail-server')) {
@@ -74,26 +73,12 @@ if (process.argv.includes('--mail-server')) {
 }
 
 function child(script: string, args: string[], env: Record<string, string>, ipc = false): ChildProcess {
-  return spawn(process.execPath, [...PROFILE, '--import', 'tsx', script, ...args], {
+  return spawn(process.execPath, [...PROFILE_FLAGS, '--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env },
     stdio: ipc ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });
 }
 
-async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      // not yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-/** CPU time a child process has used so far (user + system), from /proc; NaN where /proc is missing. */
 /** CPU time (ms) used so far by a process and its live descendants (the API's workers are children of its primary). */
 function cpuMs(p: ChildProcess): number {
   const ofPid = (pid: number): number => {
@@ -187,7 +172,7 @@ async function main(): Promise<void> {
   };
 
   try {
-    await waitFor(`http://127.0.0.1:${API_PORT}/healthz`);
+    await waitForHttp(`http://127.0.0.1:${API_PORT}/healthz`);
 
     // Accepted and Delivered times of the bench's messages, read from email.messages.
     const acceptedAt = new Map<string, number>();

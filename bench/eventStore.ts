@@ -7,16 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Partitioners } from 'kafkajs';
 import { EventStore, loadLocalServicesEnv, serviceAddresses, topicConfigs, type StoredEvent } from '@sendline/infra';
+import { benchTopics } from './support';
 
 loadLocalServicesEnv();
 const addresses = serviceAddresses();
 const run = randomUUID().slice(0, 8);
-const topics = {
-  messages: `bench-${run}.email.messages`,
-  suppressions: `bench-${run}.email.suppressions`,
-  accounts: `bench-${run}.accounts`,
-  deliveryRetries: `bench-${run}.email.delivery-retries`,
-};
+const topics = benchTopics(run);
 const store = new EventStore({
   brokers: addresses.kafkaBrokers,
   registryUrl: addresses.schemaRegistryUrl,

@@ -18,16 +18,12 @@ import {
   topicConfigs,
   type StoredEvent,
 } from '@sendline/infra';
+import { benchTopics } from './support';
 
 loadLocalServicesEnv();
 const addresses = serviceAddresses();
 const run = randomUUID().slice(0, 8);
-const topics = {
-  messages: `bench-${run}.email.messages`,
-  suppressions: `bench-${run}.email.suppressions`,
-  accounts: `bench-${run}.accounts`,
-  deliveryRetries: `bench-${run}.email.delivery-retries`,
-};
+const topics = benchTopics(run);
 const redis = createRedis(addresses.redisUrl);
 const store = new EventStore({
   brokers: addresses.kafkaBrokers,

@@ -26,16 +26,12 @@ import {
   type StoredEvent,
 } from '@sendline/infra';
 import { replayView, startProjector, type ProjectionName, type RunningProjector } from '@sendline/projector';
+import { benchTopics } from './support';
 
 loadLocalServicesEnv();
 const addresses = serviceAddresses();
 const run = randomUUID().slice(0, 8);
-const topics = {
-  messages: `bench-${run}.email.messages`,
-  suppressions: `bench-${run}.email.suppressions`,
-  accounts: `bench-${run}.accounts`,
-  deliveryRetries: `bench-${run}.email.delivery-retries`,
-};
+const topics = benchTopics(run);
 const database = `bench_projector_${run}`;
 const namespace = `bench-${run}`;
 const groupPrefix = `bench-${run}-projector`;
