@@ -5,12 +5,16 @@ import {
   dkimRecordValue,
   TestMailServer,
   type EventStore,
-  type Redis,
   type StoredEvent,
-  type SuppressionView,
   type TestMailServerOptions,
 } from '@sendline/infra';
-import { positionNewGroup, Sender, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
+import {
+  positionNewGroup,
+  Sender,
+  senderConfigFromEnv,
+  type SenderConfig,
+  type SenderDependencies,
+} from '@sendline/sender';
 import { eventually, uniqueName } from '../support/services';
 
 /** The retry schedule the sender tests use: 300 ms, 600 ms, 1 s, 1 s … and soft bounce after 4 s. */
@@ -35,16 +39,9 @@ export function testSenderConfig(
   };
 }
 
-export interface SenderDeps {
-  store: EventStore;
-  redis: Redis;
-  accounts: AccountsView;
-  suppressions: SuppressionView;
-}
-
 /** The sender in this process, delivering only the given organizations' messages. */
 export function startTestSender(
-  deps: SenderDeps,
+  deps: SenderDependencies,
   organizations: readonly string[],
   config: SenderConfig,
   secretKey: Buffer,

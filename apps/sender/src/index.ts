@@ -1,4 +1,5 @@
 export { senderConfigFromEnv, type SenderConfig } from './config';
+export { connectSenderDependencies, type SenderDependencies } from './dependencies';
 export { DeliveryLedger, type LedgerUpdate, type MessageLedger, type RecipientEntry } from './ledger';
 export { DeliveryPipeline, type DeliveryJob, type PipelineDependencies, type RunReport } from './pipeline';
 export { isDeliveryRetryScheduled, type DeliveryRetryScheduled, type DeliveryRetryScheduledData } from './retryRecord';

@@ -3,34 +3,18 @@
  * environment (config.ts). Stops gracefully on SIGTERM/SIGINT: no new batch is taken, the work in hand
  * finishes or is handed back uncommitted, then the process exits.
  */
-import {
-  AccountsView,
-  createRedis,
-  EventStore,
-  loadLocalServicesEnv,
-  secretKeyFromEnv,
-  serviceAddresses,
-  SuppressionView,
-} from '@sendline/infra';
+import { loadLocalServicesEnv, secretKeyFromEnv, serviceAddresses } from '@sendline/infra';
 import { senderConfigFromEnv } from './config';
+import { connectSenderDependencies } from './dependencies';
 import { defaultLog, Sender } from './sender';
 
 loadLocalServicesEnv();
 const log = defaultLog();
-const addresses = serviceAddresses();
 const config = senderConfigFromEnv();
-const redis = createRedis(addresses.redisUrl);
-const store = new EventStore({
-  brokers: addresses.kafkaBrokers,
-  registryUrl: addresses.schemaRegistryUrl,
-  clientId: 'sender',
-});
+const { deps, disconnect } = connectSenderDependencies(serviceAddresses());
 
 const sender = await Sender.start({
-  store,
-  redis,
-  accounts: new AccountsView(redis),
-  suppressions: new SuppressionView(redis),
+  ...deps,
   secretKey: secretKeyFromEnv(),
   config,
   log,
@@ -42,8 +26,7 @@ async function shutdown(signal: string) {
   stopping = true;
   log('info', 'stopping', { signal });
   await sender.stop();
-  await store.disconnect();
-  redis.disconnect();
+  await disconnect();
   process.exit(0);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -1,6 +1,6 @@
 import type { MessageListingStatus } from '@sendline/domain';
 import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../clickhouse/client';
-import { utcDay } from './rows';
+import { utcDay, type MessageRow } from './rows';
 import type {
   ActivityEvent,
   ActivityFilters,
@@ -49,36 +49,20 @@ const SUMMARY_COLUMNS = [
   'track_opens',
   'track_links',
   'metadata_json',
-];
+] as const;
 
-interface SummaryRecord {
-  message_id: string;
-  received_at_ms: string;
-  from_email: string;
-  from_name: string;
-  subject: string;
-  tag: string;
-  message_stream: string;
-  to_json: string;
-  cc_json: string;
-  bcc_json: string;
-  recipients: string[];
-  attachment_names: string[];
-  status: MessageListingStatus;
-  track_opens: number;
-  track_links: string;
-  metadata_json: string;
-}
+/**
+ * A row of `messages` as read back: the columns selected, as MessageRow types them, except that ClickHouse
+ * writes UInt64 values as strings in JSON.
+ */
+type ReadBack<K extends keyof MessageRow> = { [C in K]: C extends UInt64Column ? string : MessageRow[C] };
+type UInt64Column = 'received_at_ms' | 'updated_at_ms';
 
-interface DetailsRecord extends SummaryRecord {
-  day: string;
-  text_body: string;
-  html_body: string;
-  reply_to: string;
-  headers_json: string;
-  /** UInt64: a string in JSON. */
-  updated_at_ms: string;
-}
+type SummaryRecord = ReadBack<(typeof SUMMARY_COLUMNS)[number]> & { status: MessageListingStatus };
+
+const DETAILS_COLUMNS = ['day', 'text_body', 'html_body', 'reply_to', 'headers_json', 'updated_at_ms'] as const;
+
+type DetailsRecord = SummaryRecord & ReadBack<(typeof DETAILS_COLUMNS)[number]>;
 
 interface EventRecord {
   day: string;
@@ -219,7 +203,7 @@ export class ClickHouseActivityReader implements ActivityReader {
     let events = await readEvents();
     const day = events[0]?.day;
     const [record] = await this.query<DetailsRecord>(
-      `SELECT ${SUMMARY_COLUMNS.join(', ')}, day, text_body, html_body, reply_to, headers_json, updated_at_ms ` +
+      `SELECT ${[...SUMMARY_COLUMNS, ...DETAILS_COLUMNS].join(', ')} ` +
         `FROM ${this.db}.messages FINAL WHERE ${day ? `day = ${sqlString(day)} AND ` : ''}` +
         `organization_id = ${org} AND message_id = ${id} LIMIT 1`,
     );
