@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: `unit` needs no server (domain rules, the client against a fake fetch,
+// Three projects (the third, `chaos`, is below): `unit` needs no server (domain rules, the client against a fake fetch,
 // HTTP mapping with inject); `integration` runs against the real services that
 // `npm test` starts (Kafka, the schema registry, ClickHouse, Redis, the test SMTP server).
 export default defineConfig({
@@ -24,6 +24,17 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        // Fault tests (issue 11): each kills a process of its own private services with SIGKILL under a
+        // bounded loopback load and counts what was lost and what was done twice. `npm run test:chaos`.
+        test: {
+          name: 'chaos',
+          include: ['test/chaos/**/*.test.ts'],
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
           fileParallelism: false,
         },
       },
