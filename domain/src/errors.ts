@@ -89,12 +89,6 @@ export const ERROR_CATALOGUE = {
   PayloadTooLarge: entry(300, 413, '{detail}', 'The request is too large.'),
   /** Ours: an Idempotency-Key was used before with a different request. */
   IdempotencyKeyReused: entry(1300, 409, 'This Idempotency-Key was already used with a different request.'),
-  /** Ours: the first request with this Idempotency-Key is still being processed. */
-  IdempotencyKeyInProgress: entry(
-    1301,
-    409,
-    'A request with this Idempotency-Key is still in progress. Retry shortly.',
-  ),
   RateLimited: entry(
     429,
     429,

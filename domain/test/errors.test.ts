@@ -40,7 +40,6 @@ describe('error catalogue', () => {
       InvalidMessageStream: [1235, 422],
       PayloadTooLarge: [300, 413],
       IdempotencyKeyReused: [1300, 409],
-      IdempotencyKeyInProgress: [1301, 409],
       RateLimited: [429, 429],
       ServiceUnavailable: [503, 503],
       InternalError: [500, 500],

@@ -1,5 +1,6 @@
 export * from './errors';
 export * from './retry';
+export * from './ids';
 export * from './config';
 export * from './kafka/topics';
 export * from './kafka/routing';

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decideSuppression, initialSuppressionState, type SuppressionEvent } from '@sendline/domain';
+import { InfrastructureError, type EventStore } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
 import { eventsOfMessage } from '../support/events';
@@ -289,6 +290,66 @@ describe('Idempotency-Key', () => {
     const response = await send(message({ Subject: 'different' }), org.liveKey, { 'Idempotency-Key': key });
     expect(response.status).toBe(409);
     expect(response.body.ErrorCode).toBe(1300);
+  });
+
+  it('a retry after a 503 whose append had in fact landed carries the same MessageID, time and event', async () => {
+    // The API in front of the real Kafka, whose first append lands and then reports a timeout (as when
+    // the broker acknowledges after the API gave up): the caller sees a 503 and retries with the same key.
+    let failNext = true;
+    const flaky = new Proxy(api.deps.store, {
+      get(target, property, receiver) {
+        if (property !== 'append') return Reflect.get(target, property, receiver) as unknown;
+        return async (events: Parameters<EventStore['append']>[0]) => {
+          await target.append(events);
+          if (failNext) {
+            failNext = false;
+            throw new InfrastructureError('AppendTimeout', 'Kafka did not acknowledge in time', { retriable: true });
+          }
+        };
+      },
+    });
+    const faulty = await startTestApi({ store: flaky });
+    try {
+      const key = randomUUID();
+      const body = message();
+      const first = await call(faulty.baseUrl, 'POST', '/email', {
+        key: org.liveKey,
+        body,
+        headers: { 'Idempotency-Key': key },
+      });
+      expect(first.status).toBe(503);
+      const retried = await send(body, org.liveKey, { 'Idempotency-Key': key });
+      expect(retried.status).toBe(200);
+      const messageId = retried.body.MessageID as string;
+      const events = await eventsOfMessage(api.deps.store, messageId);
+      // Two appends of the very same event: every consumer takes the second for the first.
+      expect(events.map((event) => event.type)).toEqual(['MessageAccepted', 'MessageAccepted']);
+      expect(events[1]).toEqual(events[0]);
+      expect(new Date(events[0]!.metadata.occurredAt).toISOString()).toBe(retried.body.SubmittedAt);
+    } finally {
+      await faulty.close();
+    }
+  });
+
+  it('gives requests with one key that run at the same time the same MessageID', async () => {
+    const key = randomUUID();
+    const body = message();
+    const answers = await Promise.all([1, 2, 3].map(() => send(body, org.liveKey, { 'Idempotency-Key': key })));
+    for (const answer of answers) expect(answer.status).toBe(200);
+    expect(new Set(answers.map((answer) => answer.body.MessageID)).size).toBe(1);
+  });
+
+  it('derives different MessageIDs for different keys, and for each message of a batch', async () => {
+    const body = message();
+    const a = await send(body, org.liveKey, { 'Idempotency-Key': randomUUID() });
+    const b = await send(body, org.liveKey, { 'Idempotency-Key': randomUUID() });
+    expect(a.body.MessageID).not.toBe(b.body.MessageID);
+    const batch = await call(api.baseUrl, 'POST', '/email/batch', {
+      key: org.liveKey,
+      body: [body, body],
+      headers: { 'Idempotency-Key': randomUUID() },
+    });
+    expect(batch.body[0].MessageID).not.toBe(batch.body[1].MessageID);
   });
 
   it('works on batches', async () => {

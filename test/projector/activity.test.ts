@@ -392,6 +392,28 @@ describe('the activity store (ClickHouse)', () => {
     expect(await count(`SELECT count() AS n FROM ${database}.message_events WHERE organization_id = '${org}'`)).toBe(7);
   });
 
+  it('a second MessageAccepted with a known MessageID (a keyed retry) is the same message: one row, one Accepted', async () => {
+    const org = randomUUID();
+    const m = accepted(org, { to: ['ann@example.net'] });
+    // The retry's copy as it would come if the first attempt's time had been lost: other event id, later.
+    const copy: MessageAccepted = {
+      ...m,
+      data: { ...m.data, submittedAt: m.data.submittedAt + 5000 },
+      metadata: { ...m.metadata, eventId: randomUUID(), occurredAt: m.metadata.occurredAt + 5000 },
+    };
+    await write([m, copy]);
+    await write([sent(m), copy, delivered(m, 'ann@example.net')]);
+    const listed = await listAll(org);
+    expect(listed.total).toBe(1);
+    const details = await reader.details(org, m.data.messageId);
+    expect(details?.status).toBe('Delivered');
+    expect(details?.events.map((event) => [event.type, event.occurredAt])).toEqual([
+      ['Accepted', m.metadata.occurredAt],
+      ['Sent', expect.any(Number)],
+      ['Delivered', expect.any(Number)],
+    ]);
+  });
+
   it('a writer that starts cold continues a message from the row in ClickHouse', async () => {
     const org = randomUUID();
     const m = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });

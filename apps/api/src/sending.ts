@@ -9,7 +9,7 @@ import {
   type MessageEvent,
   type OutboundMessage,
 } from '@sendline/domain';
-import type { StoredApiKey } from '@sendline/infra';
+import { nameBasedId, type StoredApiKey } from '@sendline/infra';
 import type { ApiDependencies } from './app';
 import { errorAnswer, type PostmarkError } from './errors';
 import { messagesAccepted, messagesRefused } from './metrics';
@@ -24,6 +24,17 @@ export interface SendResult {
   ErrorCode: number;
   Message: string;
 }
+
+/** A request sent with an Idempotency-Key: what its messages' ids and time are derived from. */
+export interface IdempotentRequest {
+  key: string;
+  /** SHA-256 of the route and the body. */
+  requestHash: string;
+  /** When the first request with this key arrived (a retry keeps it). */
+  submittedAt: number;
+}
+
+const ID_NAMESPACE = 'sendline.message';
 
 export type SendOutcome = { status: 200; body: SendResult } | { status: number; body: PostmarkError };
 
@@ -54,15 +65,25 @@ export class SendingService {
   constructor(private readonly deps: ApiDependencies) {}
 
   /** Sends one message; the answer is Postmark's send result or error. */
-  async send(key: StoredApiKey, body: unknown): Promise<SendOutcome> {
-    const [outcome] = await this.sendMany(key, [body]);
+  async send(key: StoredApiKey, body: unknown, idempotency?: IdempotentRequest): Promise<SendOutcome> {
+    const [outcome] = await this.sendMany(key, [body], idempotency);
     return outcome as SendOutcome;
   }
 
-  /** Sends several messages: each is checked on its own; the accepted ones are appended in one batch. */
-  async sendMany(key: StoredApiKey, bodies: unknown[]): Promise<SendOutcome[]> {
+  /**
+   * Sends several messages: each is checked on its own; the accepted ones are appended in one batch.
+   * With an Idempotency-Key, each message's id is derived from the organization, the key, the request
+   * and its position, and its time is the first attempt's: a retry appends the very same MessageAccepted
+   * (same MessageID, event id and time), which every consumer takes for the first.
+   */
+  async sendMany(key: StoredApiKey, bodies: unknown[], idempotency?: IdempotentRequest): Promise<SendOutcome[]> {
     const org = key.organizationId;
-    const now = this.deps.now();
+    const now = idempotency?.submittedAt ?? this.deps.now();
+    const idsOf = (index: number): { messageId: string; eventId: string } => {
+      if (!idempotency) return { messageId: this.deps.newId(), eventId: this.deps.newId() };
+      const messageId = nameBasedId(ID_NAMESPACE, org, idempotency.key, idempotency.requestHash, index);
+      return { messageId, eventId: nameBasedId(ID_NAMESPACE, messageId, 'MessageAccepted') };
+    };
     const outcomes: (SendOutcome | Decided)[] = [];
 
     // 1. Validation.
@@ -102,13 +123,13 @@ export class SendingService {
 
     // 3. The domain decides.
     for (const item of checked) {
-      const messageId = this.deps.newId();
+      const { messageId, eventId } = idsOf(item.index);
       try {
         const events = decideMessage(
           {
             type: 'AcceptMessage',
             data: { messageId, message: item.message, suppressedAddresses: item.suppressed },
-            metadata: { organizationId: org, now, eventIds: [this.deps.newId()] },
+            metadata: { organizationId: org, now, eventIds: [eventId] },
           },
           initialMessageState(),
         );

@@ -268,6 +268,9 @@ export class ClickHouseActivityWriter {
         const { event, position } = items[i]!;
         const key = keys[i]!;
         let row = working.get(key);
+        // A second MessageAccepted of a message already recorded (a keyed send retried after its first
+        // attempt landed) is the same message: no second row, no second Accepted event.
+        if (row && event.type === 'MessageAccepted') continue;
         if (!row) {
           if (event.type !== 'MessageAccepted') {
             orphans++;

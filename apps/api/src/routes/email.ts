@@ -5,7 +5,7 @@ import { Type } from 'typebox';
 import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type ApiDependencies } from '../app';
 import { requireKey } from '../auth';
 import { ApiError } from '../errors';
-import { SendingService, type SendOutcome } from '../sending';
+import { SendingService, type IdempotentRequest, type SendOutcome } from '../sending';
 
 const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
   description:
@@ -66,39 +66,38 @@ const IdempotencyHeaders = Type.Object({
 });
 
 /**
- * Runs `work` once per Idempotency-Key: the same key with the same body gives the
- * stored answer again; with another body, 409. Without the header, runs as is.
+ * Runs `work` under the request's Idempotency-Key, if any: the same key with the same body gives the
+ * stored answer again (`Idempotent-Replayed: true`); with another body, 409. A key whose earlier request
+ * left no answer (it died, answered 503, or is still running) runs again with the first request's time
+ * and lands on the same MessageIDs, so a retry after any fault sends at most once. Answers of 5xx are
+ * not stored: the retry runs.
  */
 async function idempotent(
   deps: ApiDependencies,
   request: FastifyRequest,
   reply: FastifyReply,
-  work: () => Promise<{ status: number; body: unknown }>,
+  work: (idempotency: IdempotentRequest | undefined) => Promise<{ status: number; body: unknown }>,
 ) {
   const key = requireKey(request);
   const idempotencyKey = request.headers['idempotency-key'];
   if (typeof idempotencyKey !== 'string' || key.mode === 'test') {
-    const answer = await work();
+    const answer = await work(undefined);
     return reply.code(answer.status).send(answer.body);
   }
   const requestHash = createHash('sha256')
     .update(`${request.routeOptions.url}\n${JSON.stringify(request.body)}`)
     .digest('hex');
-  const claim = await deps.idempotency.claim(key.organizationId, idempotencyKey, requestHash);
+  const claim = await deps.idempotency.claim(key.organizationId, idempotencyKey, requestHash, deps.now());
   if (claim.kind === 'conflict') throw new ApiError('IdempotencyKeyReused');
-  if (claim.kind === 'in-progress') throw new ApiError('IdempotencyKeyInProgress', {}, { 'Retry-After': '1' });
   if (claim.kind === 'replay') {
     reply.header('Idempotent-Replayed', 'true');
     return reply.code(claim.answer.status).send(claim.answer.body);
   }
-  let answer: { status: number; body: unknown };
-  try {
-    answer = await work();
-  } catch (error) {
-    await deps.idempotency.abandon(key.organizationId, idempotencyKey);
-    throw error;
+  const submittedAt = claim.submittedAt;
+  const answer = await work({ key: idempotencyKey, requestHash, submittedAt });
+  if (answer.status < 500) {
+    await deps.idempotency.complete(key.organizationId, idempotencyKey, requestHash, submittedAt, answer);
   }
-  await deps.idempotency.complete(key.organizationId, idempotencyKey, requestHash, answer);
   return reply.code(answer.status).send(answer.body);
 }
 
@@ -118,7 +117,8 @@ export function emailRoutes(deps: ApiDependencies) {
           response: { 200: SendResult, '4xx': ErrorBody, '5xx': ErrorBody },
         },
       },
-      (request, reply) => idempotent(deps, request, reply, () => sending.send(requireKey(request), request.body)),
+      (request, reply) =>
+        idempotent(deps, request, reply, (idempotency) => sending.send(requireKey(request), request.body, idempotency)),
     );
 
     app.post(
@@ -136,14 +136,14 @@ export function emailRoutes(deps: ApiDependencies) {
         },
       },
       (request, reply) =>
-        idempotent(deps, request, reply, async () => {
+        idempotent(deps, request, reply, async (idempotency) => {
           const messages = request.body as unknown[];
           if (messages.length > MAX_BATCH_MESSAGES) {
             throw new ApiError('TooManyBatchMessages', {
               detail: `A batch may hold at most ${MAX_BATCH_MESSAGES} messages; this one holds ${messages.length}.`,
             });
           }
-          const outcomes: SendOutcome[] = await sending.sendMany(requireKey(request), messages);
+          const outcomes: SendOutcome[] = await sending.sendMany(requireKey(request), messages, idempotency);
           return { status: 200, body: outcomes.map((outcome) => outcome.body) };
         }),
     );
