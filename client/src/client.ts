@@ -1,4 +1,4 @@
-import { parseRetryAfter, SendlineError } from './errors';
+import { parseRetryAfter, SendlineError, type SendlineErrorInit } from './errors';
 import { isObject, ShapeError } from './read';
 import type {
   BatchResult,
@@ -141,7 +141,12 @@ export class Client {
     this.emails = {
       send: (message, opts = {}) =>
         this.#request(
-          { method: 'POST', path: '/email', body: toWireMessage(message), idempotencyKey: opts.idempotencyKey },
+          {
+            method: 'POST',
+            path: '/email',
+            body: toWireMessage(message),
+            idempotencyKey: opts.idempotencyKey ?? newIdempotencyKey(),
+          },
           (body) => fromWireSendResult(body),
         ),
       sendBatch: (messages, opts = {}) =>
@@ -150,7 +155,7 @@ export class Client {
             method: 'POST',
             path: '/email/batch',
             body: messages.map(toWireMessage),
-            idempotencyKey: opts.idempotencyKey,
+            idempotencyKey: opts.idempotencyKey ?? newIdempotencyKey(),
           },
           (body) => fromWireBatch(body, messages.length),
         ),
@@ -185,9 +190,16 @@ export class Client {
   }
 
   async #request<T>(spec: RequestSpec, parse: (body: unknown) => T): Promise<T> {
+    const idempotencyKey = spec.idempotencyKey ?? null;
+    // Every error of a keyed send names the key it was sent with, so that a caller can retry with it.
+    const RequestError = class extends SendlineError {
+      constructor(message: string, init: SendlineErrorInit) {
+        super(message, { ...init, idempotencyKey });
+      }
+    };
     const apiKey = this.#apiKey;
     if (apiKey === undefined) {
-      throw new SendlineError(
+      throw new RequestError(
         `No API key: pass one to new Client(apiKey) or set the ${API_KEY_ENV} environment variable.`,
         { code: 'missing_api_key', status: 0 },
       );
@@ -216,7 +228,7 @@ export class Client {
       }, this.#timeoutMs);
     }
     const timeoutError = (status: number, cause: unknown) =>
-      new SendlineError(
+      new RequestError(
         `${what} timed out after ${this.#timeoutMs} ms.` +
           (spec.method === 'POST'
             ? ' The outcome is unknown: the API may have processed the request. Retry with the same idempotency key.'
@@ -231,7 +243,7 @@ export class Client {
         response = await doFetch(url, init);
       } catch (cause) {
         if (timedOut) throw timeoutError(0, cause);
-        throw new SendlineError(`${what} failed before any HTTP response: ${describe(cause)}`, {
+        throw new RequestError(`${what} failed before any HTTP response: ${describe(cause)}`, {
           code: 'network_error',
           status: 0,
           cause,
@@ -245,7 +257,7 @@ export class Client {
         text = await response.text();
       } catch (cause) {
         if (timedOut) throw timeoutError(status, cause);
-        throw new SendlineError(`${what}: the connection failed while reading the answer: ${describe(cause)}`, {
+        throw new RequestError(`${what}: the connection failed while reading the answer: ${describe(cause)}`, {
           code: 'network_error',
           status,
           retryAfter,
@@ -266,10 +278,10 @@ export class Client {
                 : undefined;
           if (message !== undefined) {
             const errorCode = typeof body.ErrorCode === 'number' ? body.ErrorCode : null;
-            throw new SendlineError(message, { code: 'http_error', status, retryAfter, errorCode });
+            throw new RequestError(message, { code: 'http_error', status, retryAfter, errorCode });
           }
         }
-        throw new SendlineError(`${what} answered HTTP ${status} without a JSON error body: ${excerpt(text)}`, {
+        throw new RequestError(`${what} answered HTTP ${status} without a JSON error body: ${excerpt(text)}`, {
           code: 'invalid_response',
           status,
           retryAfter,
@@ -277,7 +289,7 @@ export class Client {
       }
 
       if (!json.ok) {
-        throw new SendlineError(`${what} answered HTTP ${status} with a body that is not JSON: ${excerpt(text)}`, {
+        throw new RequestError(`${what} answered HTTP ${status} with a body that is not JSON: ${excerpt(text)}`, {
           code: 'invalid_response',
           status,
           retryAfter,
@@ -288,7 +300,7 @@ export class Client {
         return parse(json.value);
       } catch (cause) {
         if (!(cause instanceof ShapeError)) throw cause;
-        throw new SendlineError(`${what} answered with an unexpected shape: ${cause.message}`, {
+        throw new RequestError(`${what} answered with an unexpected shape: ${cause.message}`, {
           code: 'invalid_response',
           status,
           retryAfter,
@@ -299,6 +311,18 @@ export class Client {
       if (timer !== undefined) clearTimeout(timer);
     }
   }
+}
+
+/**
+ * A fresh Idempotency-Key for a send whose caller gave none: a retry of that very call (after a timeout
+ * or a 503) can reuse it from the error (`error.idempotencyKey`) and the message is sent at most once.
+ */
+function newIdempotencyKey(): string {
+  const webCrypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
+  if (webCrypto?.randomUUID) return webCrypto.randomUUID();
+  let key = '';
+  for (let i = 0; i < 32; i++) key += Math.floor(Math.random() * 16).toString(16);
+  return key;
 }
 
 function listQuery(filters: ListEmailsFilters): URLSearchParams {

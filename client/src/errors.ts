@@ -17,6 +17,8 @@ export interface SendlineErrorInit {
   status: number;
   retryAfter?: number | null;
   errorCode?: number | null;
+  /** The Idempotency-Key the failed send carried. */
+  idempotencyKey?: string | null;
   cause?: unknown;
 }
 
@@ -35,6 +37,12 @@ export class SendlineError extends Error {
   readonly retryAfter: number | null;
   /** The API's ErrorCode (e.g. 406 inactive recipients, 300 invalid request) for `http_error`; otherwise null. */
   readonly errorCode: number | null;
+  /**
+   * The Idempotency-Key the request carried (every send and batch carries one: yours, or a fresh one the
+   * client made); null for other calls. Retry a failed send with `{ idempotencyKey: error.idempotencyKey }`
+   * and it is sent at most once.
+   */
+  readonly idempotencyKey: string | null;
 
   constructor(message: string, init: SendlineErrorInit) {
     super(message, init.cause === undefined ? undefined : { cause: init.cause });
@@ -42,6 +50,7 @@ export class SendlineError extends Error {
     this.status = init.status;
     this.retryAfter = init.retryAfter ?? null;
     this.errorCode = init.errorCode ?? null;
+    this.idempotencyKey = init.idempotencyKey ?? null;
   }
 }
 

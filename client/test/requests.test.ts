@@ -176,13 +176,29 @@ describe('emails.send', () => {
     expect((requests[0]!.body as { Attachments: { Content: string }[] }).Attachments[0]!.Content).toBe('SGk=');
   });
 
-  it('sends the idempotency key as the Idempotency-Key header, and none without one', async () => {
+  it('sends the idempotency key as the Idempotency-Key header, and a fresh one per call without one', async () => {
     const { client, requests } = clientAnswering(sendAnswer);
     const message: EmailMessage = { from: 'me@example.com', to: 'ann@example.org', textBody: 'T' };
     await client.emails.send(message, { idempotencyKey: 'order-42-receipt' });
     await client.emails.send(message);
+    await client.emails.send(message);
     expect(requests[0]!.headers['Idempotency-Key']).toBe('order-42-receipt');
-    expect(requests[1]!.headers).not.toHaveProperty('Idempotency-Key');
+    const made = [requests[1]!.headers['Idempotency-Key'], requests[2]!.headers['Idempotency-Key']];
+    expect(made[0]).toMatch(/^[0-9a-f-]{32,36}$/);
+    expect(made[1]).toMatch(/^[0-9a-f-]{32,36}$/);
+    expect(made[0]).not.toBe(made[1]);
+  });
+
+  it('names the Idempotency-Key it sent in the error of a failed send or batch, so a retry can reuse it', async () => {
+    const { client, requests } = clientAnswering({ ErrorCode: 503, Message: 'Try again later.' }, 503);
+    const message: EmailMessage = { from: 'me@example.com', to: 'ann@example.org', textBody: 'T' };
+    const failed = await client.emails.send(message).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(SendlineError);
+    expect((failed as SendlineError).idempotencyKey).toBe(requests[0]!.headers['Idempotency-Key']);
+    const given = await client.emails.sendBatch([message], { idempotencyKey: 'k-1' }).catch((error: unknown) => error);
+    expect((given as SendlineError).idempotencyKey).toBe('k-1');
+    const read = await client.emails.list().catch((error: unknown) => error);
+    expect((read as SendlineError).idempotencyKey).toBeNull();
   });
 
   it('returns cc and bcc when the API echoes them, and the partial-suppression message as is', async () => {
