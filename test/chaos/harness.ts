@@ -1,0 +1,248 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
+import type { ServiceAddresses } from '@sendline/infra';
+
+/**
+ * The tools the fault tests share: the apps started as their users start them (their `main.ts`, with the
+ * addresses of the services in the environment), a keyed load that retries the way the README advises
+ * (the same Idempotency-Key after a 503, a timeout or a dropped connection), and the counts every fault
+ * test reports (lost, delivered twice, answers by status).
+ */
+
+/** The environment an app needs to run against `services` (a private stack, or the shared one). */
+export function appEnvironment(services: ServiceAddresses, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    KAFKA_BROKERS: services.kafkaBrokers.join(','),
+    SCHEMA_REGISTRY_URL: services.schemaRegistryUrl,
+    CLICKHOUSE_URL: services.clickhouseUrl,
+    CLICKHOUSE_DATABASE: services.clickhouseDatabase,
+    REDIS_URL: services.redisUrl,
+    LOG_LEVEL: process.env.CHAOS_LOG_LEVEL ?? 'warn',
+    ...extra,
+  };
+}
+
+/** One app process (`apps/<name>/src/main.ts`), its output kept for the test's failure messages. */
+export class AppProcess {
+  output = '';
+  private child: ChildProcess | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly entry: string,
+    private readonly env: () => NodeJS.ProcessEnv,
+  ) {}
+
+  start(): this {
+    const child = spawn(process.execPath, ['--import', 'tsx', this.entry], {
+      env: this.env(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const keep = (chunk: Buffer) => {
+      this.output = (this.output + chunk.toString()).slice(-20_000);
+    };
+    child.stdout!.on('data', keep);
+    child.stderr!.on('data', keep);
+    this.child = child;
+    return this;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  get running(): boolean {
+    return !!this.child && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  /** Sends `signal` and waits for the process to be gone. */
+  async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child;
+    if (!child || !this.running) return;
+    const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill(signal);
+    await gone;
+  }
+}
+
+export const apiApp = (env: () => NodeJS.ProcessEnv) => new AppProcess('api', 'apps/api/src/main.ts', env);
+export const senderApp = (env: () => NodeJS.ProcessEnv) => new AppProcess('sender', 'apps/sender/src/main.ts', env);
+export const projectorApp = (env: () => NodeJS.ProcessEnv) =>
+  new AppProcess('projector', 'apps/projector/src/main.ts', env);
+
+/** Polls `check` every 100 ms until it is true, or fails naming `what`. */
+export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await Promise.resolve(check()).catch(() => false)) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function readyz(baseUrl: string): Promise<number> {
+  const root = baseUrl.replace(/\/v1$/, '');
+  const response = await fetch(`${root}/readyz`, { signal: AbortSignal.timeout(3000) }).catch(() => undefined);
+  return response?.status ?? 0;
+}
+
+export interface Answer {
+  /** HTTP status, or 0 when no answer came (refused, reset, timed out). */
+  status: number;
+  body: any;
+  /** The transport failure when status is 0 (e.g. ECONNREFUSED, ECONNRESET, timeout). */
+  failure?: string;
+  /** The Retry-After header, in seconds, when there is one. */
+  retryAfter?: number;
+  at: number;
+  ms: number;
+}
+
+/** One POST on a connection of its own (so a dead worker's connections are not reused). */
+export function post(
+  baseUrl: string,
+  path: string,
+  apiKey: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  timeoutMs = 15_000,
+): Promise<Answer> {
+  const url = new URL(`${baseUrl}${path}`);
+  const text = JSON.stringify(body);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const done = (answer: Omit<Answer, 'at' | 'ms'>) => resolve({ ...answer, at: started, ms: Date.now() - started });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent: false,
+        timeout: timeoutMs,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(text),
+          authorization: `Bearer ${apiKey}`,
+          ...headers,
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', (error) => done({ status: 0, body: null, failure: (error as NodeJS.ErrnoException).code }));
+        res.on('end', () => {
+          const raw = Buffer.concat(chunks).toString();
+          let parsed: unknown = raw;
+          try {
+            parsed = JSON.parse(raw);
+          } catch {
+            // kept as text
+          }
+          const retryAfter = res.headers['retry-after'];
+          done({
+            status: res.statusCode ?? 0,
+            body: parsed,
+            ...(retryAfter !== undefined ? { retryAfter: Number(retryAfter) } : {}),
+          });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'TIMEOUT' })));
+    req.on('error', (error) =>
+      done({ status: 0, body: null, failure: (error as NodeJS.ErrnoException).code ?? 'error' }),
+    );
+    req.end(text);
+  });
+}
+
+export interface KeyedSend {
+  key: string;
+  body: Record<string, unknown>;
+  /** Every answer, in order. */
+  answers: Answer[];
+  /** The MessageID of the 200, once there is one. */
+  messageId?: string;
+}
+
+export interface KeyedLoadOptions {
+  baseUrl: string;
+  apiKey: string;
+  /** How many sends (each with its own Idempotency-Key). */
+  count: number;
+  /** Sends started per second. */
+  ratePerSecond: number;
+  message: (index: number) => Record<string, unknown>;
+  /** Retry 503s, 5xx and transport failures with the same key until this long after the last send started. */
+  retryForMs: number;
+  /** Pause between two attempts of one send (default 500 ms; a Retry-After header is honoured). */
+  retryDelayMs?: number;
+}
+
+/**
+ * A bounded, open-loop keyed load on loopback: `count` sends at `ratePerSecond`, each retried with its own
+ * key, as the README advises, after a 503, another 5xx or a transport failure, until it gets an answer
+ * below 500 or `retryForMs` runs out.
+ */
+export async function keyedLoad(options: KeyedLoadOptions): Promise<KeyedSend[]> {
+  const sends: KeyedSend[] = [];
+  const running: Promise<void>[] = [];
+  const start = Date.now();
+  const stopRetryingAt = start + (options.count / options.ratePerSecond) * 1000 + options.retryForMs;
+  for (let i = 0; i < options.count; i++) {
+    const due = start + (i * 1000) / options.ratePerSecond;
+    if (due > Date.now()) await sleep(due - Date.now());
+    const send: KeyedSend = { key: randomUUID(), body: options.message(i), answers: [] };
+    sends.push(send);
+    running.push(
+      (async () => {
+        for (;;) {
+          const answer = await post(options.baseUrl, '/email', options.apiKey, send.body, {
+            'Idempotency-Key': send.key,
+          });
+          send.answers.push(answer);
+          if (answer.status === 200) send.messageId = answer.body.MessageID;
+          if (answer.status !== 0 && answer.status < 500) return;
+          if (Date.now() > stopRetryingAt) return;
+          await sleep(Math.max(options.retryDelayMs ?? 500, (answer.retryAfter ?? 0) * 1000));
+        }
+      })(),
+    );
+  }
+  await Promise.all(running);
+  return sends;
+}
+
+/** What a keyed load saw, for a test's figures. */
+export function summarize(sends: readonly KeyedSend[]) {
+  const byStatus: Record<string, number> = {};
+  const failures: Record<string, number> = {};
+  let slowest = 0;
+  for (const send of sends) {
+    for (const answer of send.answers) {
+      byStatus[answer.status] = (byStatus[answer.status] ?? 0) + 1;
+      if (answer.failure) failures[answer.failure] = (failures[answer.failure] ?? 0) + 1;
+      if (answer.status >= 500) slowest = Math.max(slowest, answer.ms);
+    }
+  }
+  const accepted = sends.filter((send) => send.messageId !== undefined);
+  return {
+    sends: sends.length,
+    accepted: accepted.length,
+    retried: sends.filter((send) => send.answers.length > 1).length,
+    unanswered: sends.filter((send) => send.messageId === undefined).length,
+    distinctMessageIds: new Set(accepted.map((send) => send.messageId)).size,
+    answersByStatus: byStatus,
+    transportFailures: failures,
+    slowestErrorAnswerMs: slowest,
+  };
+}
+
+/** Every 5xx answer is Postmark-style: an ErrorCode and a Message, never a bare 500. */
+export function errorAnswersOf(sends: readonly KeyedSend[]): Answer[] {
+  return sends.flatMap((send) => send.answers.filter((answer) => answer.status >= 500));
+}
