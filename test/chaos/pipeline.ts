@@ -1,0 +1,125 @@
+import { createServer } from 'node:net';
+import {
+  AccountsView,
+  AllowanceCounter,
+  createRedis,
+  EventStore,
+  type Redis,
+  type ServiceAddresses,
+  type StoredEvent,
+  type TestMailServer,
+} from '@sendline/infra';
+import { allowancePeriod } from '@sendline/domain';
+import { createTestOrganization, type TestOrganization } from '../support/api';
+import { startMailServer } from '../sender/support';
+import { apiApp, appEnvironment, projectorApp, readyz, senderApp, waitUntil, type AppProcess } from './harness';
+
+/**
+ * The whole path on a set of services (a private stack): an organization with a verified domain, a test
+ * mail server that checks DKIM, and the API, the sender and the projector as the processes `npm start`
+ * runs. A fault test kills a service or one of these processes and counts what happened.
+ */
+export interface Pipeline {
+  services: ServiceAddresses;
+  org: TestOrganization;
+  mail: TestMailServer;
+  store: EventStore;
+  redis: Redis;
+  baseUrl: string;
+  api: AppProcess;
+  sender: AppProcess;
+  projector: AppProcess;
+  message(index: number): Record<string, unknown>;
+  /** The MessageAccepted events of this organization on email.messages, read from the start. */
+  acceptedEvents(): Promise<StoredEvent[]>;
+  /** How many times each message (by Message-ID, i.e. MessageID) reached the mail server. */
+  deliveriesByMessageId(): Map<string, number>;
+  /** The allowance the API reads, this month. */
+  allowanceUsed(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPipeline(
+  services: ServiceAddresses,
+  options: { allowance?: number | null; env?: Record<string, string> } = {},
+): Promise<Pipeline> {
+  const redis = createRedis(services.redisUrl);
+  const store = new EventStore({
+    brokers: services.kafkaBrokers,
+    registryUrl: services.schemaRegistryUrl,
+    clientId: 'chaos-test',
+  });
+  const accounts = new AccountsView(redis);
+  const org = await createTestOrganization(
+    { store, accounts, mailHost: 'mail.sendline.test' },
+    { allowance: options.allowance === undefined ? 1_000_000 : options.allowance },
+  );
+  const mail = await startMailServer(accounts, [org], { keepRaw: false });
+  const apiPort = await freePort();
+  const metricsPort = await freePort();
+  const env = (extra: Record<string, string>) => () => appEnvironment(services, { ...options.env, ...extra });
+  const api = apiApp(env({ SENDLINE_API_PORT: String(apiPort) })).start();
+  const sender = senderApp(
+    env({ SENDLINE_SMTP_RELAY: `${mail.host}:${mail.port}`, SENDLINE_SENDER_SESSION_TIMEOUT_MS: '10000' }),
+  ).start();
+  const projector = projectorApp(env({ SENDLINE_PROJECTOR_METRICS_PORT: String(metricsPort) })).start();
+  const baseUrl = `http://127.0.0.1:${apiPort}/v1`;
+  await waitUntil(async () => (await readyz(baseUrl)) === 200, 90_000, `the API to be ready:\n${api.output}`);
+
+  let sequence = 0;
+  return {
+    services,
+    org,
+    mail,
+    store,
+    redis,
+    baseUrl,
+    api,
+    sender,
+    projector,
+    message: (index) => ({
+      From: `Chaos <chaos@${org.domain}>`,
+      To: `r${index}-${++sequence}@example.net`,
+      Subject: `Message ${index}`,
+      TextBody: 'Hello from the chaos suite.',
+    }),
+    acceptedEvents: async () => {
+      const found: StoredEvent[] = [];
+      await store.readAll([store.topics.messages], async (items) => {
+        for (const item of items) {
+          if (item.event?.type === 'MessageAccepted' && item.event.metadata.organizationId === org.organizationId) {
+            found.push(item.event);
+          }
+        }
+      });
+      return found;
+    },
+    deliveriesByMessageId: () => {
+      const counts = new Map<string, number>();
+      for (const received of mail.messages()) {
+        const id = /<([^@>]+)@/.exec(received.messageId ?? '')?.[1];
+        if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+      }
+      return counts;
+    },
+    allowanceUsed: () => new AllowanceCounter(redis).used(org.organizationId, allowancePeriod(Date.now())),
+    close: async () => {
+      await Promise.all([api.kill(), sender.kill(), projector.kill()]);
+      await mail.stop();
+      await store.disconnect();
+      redis.disconnect();
+    },
+  };
+}
