@@ -7,12 +7,21 @@
  * in time): the bare route, then single sends and 500-message batches against the
  * API with one worker process and with BENCH_API_WORKERS (default 2)
  * (SENDLINE_API_WORKERS). Prints requests/s, accepted messages/s, p50/p99 latency
- * and the single-send ratio. The messages go to Kafka for real; run it without a
- * sender attached. BENCH_DURATION_S (10), BENCH_CONNECTIONS (32), BENCH_PROFILE.
+ * and the single-send ratio. The messages go to Kafka for real, on topics of the
+ * run's own (SENDLINE_TOPIC_PREFIX=bench-<run>), which no sender reads.
+ * BENCH_DURATION_S (10), BENCH_CONNECTIONS (32), BENCH_PROFILE.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import autocannon, { type Result } from 'autocannon';
-import { AccountsView, createRedis, EventStore, loadLocalServicesEnv, serviceAddresses } from '@sendline/infra';
+import {
+  AccountsView,
+  createRedis,
+  EventStore,
+  loadLocalServicesEnv,
+  serviceAddresses,
+  topicConfigs,
+} from '@sendline/infra';
 import { createTestOrganization } from '../test/support/api';
 import { PROFILE_FLAGS, waitForHttp } from './support';
 
@@ -54,13 +63,18 @@ function row(name: string, result: Result, messagesPerRequest: number) {
 }
 
 loadLocalServicesEnv();
+// The API processes append to topics of this run's own (they inherit the variable), so a running `npm start`'s
+// sender never delivers the benchmark's messages.
+process.env.SENDLINE_TOPIC_PREFIX = `bench-${randomUUID().slice(0, 8)}`;
 const addresses = serviceAddresses();
 const redis = createRedis(addresses.redisUrl);
 const store = new EventStore({
   brokers: addresses.kafkaBrokers,
   registryUrl: addresses.schemaRegistryUrl,
   clientId: 'bench-setup',
+  topics: addresses.topics,
 });
+await store.ensureTopics(topicConfigs(addresses.topics));
 const org = await createTestOrganization({ store, accounts: new AccountsView(redis) });
 await store.disconnect();
 redis.disconnect();

@@ -37,6 +37,7 @@ import {
   loadLocalServicesEnv,
   serviceAddresses,
   TestMailServer,
+  topicConfigs,
 } from '@sendline/infra';
 import { positionNewGroup, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
 import { createTestOrganization } from '../test/support/api';
@@ -105,6 +106,10 @@ function percentile(sorted: number[], p: number): number {
 
 async function main(): Promise<void> {
   loadLocalServicesEnv();
+  // Every process of this run (API, senders) works on topics of its own, so a running `npm start` never
+  // delivers the benchmark's messages (children inherit the variable).
+  const run = randomUUID().slice(0, 8);
+  process.env.SENDLINE_TOPIC_PREFIX = `bench-${run}`;
   const addresses = serviceAddresses();
   const redis = createRedis(addresses.redisUrl);
   const accounts = new AccountsView(redis);
@@ -112,7 +117,9 @@ async function main(): Promise<void> {
     brokers: addresses.kafkaBrokers,
     registryUrl: addresses.schemaRegistryUrl,
     clientId: 'bench-e2e',
+    topics: addresses.topics,
   });
+  await store.ensureTopics(topicConfigs(addresses.topics));
   const org = await createTestOrganization({ store, accounts });
   const domainState = (await accounts.domain(org.organizationId, org.domain))!;
   const dkimRecords = {
@@ -130,7 +137,6 @@ async function main(): Promise<void> {
     });
   });
 
-  const run = randomUUID().slice(0, 8);
   const api = child('apps/api/src/main.ts', [], { SENDLINE_API_PORT: String(API_PORT), LOG_LEVEL: 'warn' });
   processes.push(api);
 

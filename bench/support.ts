@@ -1,14 +1,9 @@
 /** What the benchmarks share: their own topic names, profiling flags, waiting for a server to answer. */
-import type { TopicNames } from '@sendline/infra';
+import { prefixedTopicNames, type TopicNames } from '@sendline/infra';
 
 /** Topics of a benchmark run of its own (`bench-<run>.…`), so that it never reads or fills the real ones. */
 export function benchTopics(run: string): TopicNames {
-  return {
-    messages: `bench-${run}.email.messages`,
-    suppressions: `bench-${run}.email.suppressions`,
-    accounts: `bench-${run}.accounts`,
-    deliveryRetries: `bench-${run}.email.delivery-retries`,
-  };
+  return prefixedTopicNames(`bench-${run}`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { defaultTopicNames, prefixedTopicNames, type TopicNames } from './kafka/topics';
 
 /**
  * Where the services are. Each address comes from the environment; without it,
@@ -11,6 +12,11 @@ export interface ServiceAddresses {
   clickhouseUrl: string;
   clickhouseDatabase: string;
   redisUrl: string;
+  /**
+   * The Kafka topics the apps use: the real ones, or with SENDLINE_TOPIC_PREFIX=<p> their copies `<p>.email.messages`,
+   * … (a benchmark runs the apps on topics of its own, so a running `npm start` never processes its traffic).
+   */
+  topics: TopicNames;
 }
 
 export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceAddresses {
@@ -23,6 +29,7 @@ export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceA
     clickhouseUrl: env.CLICKHOUSE_URL ?? 'http://127.0.0.1:8123',
     clickhouseDatabase: env.CLICKHOUSE_DATABASE ?? 'sendline',
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    topics: env.SENDLINE_TOPIC_PREFIX ? prefixedTopicNames(env.SENDLINE_TOPIC_PREFIX) : defaultTopicNames,
   };
 }
 

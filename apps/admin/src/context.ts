@@ -39,6 +39,7 @@ export class AdminContext {
         brokers: this.addresses.kafkaBrokers,
         registryUrl: this.addresses.schemaRegistryUrl,
         clientId: 'admin',
+        topics: this.addresses.topics,
       });
       this.service = new AccountsService({
         store: this.store,

@@ -23,6 +23,7 @@ export function connectApiDependencies(
     brokers: addresses.kafkaBrokers,
     registryUrl: addresses.schemaRegistryUrl,
     clientId: options.clientId ?? 'api',
+    topics: addresses.topics,
   });
   const deps: ApiDependencies = {
     store,

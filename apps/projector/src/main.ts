@@ -26,6 +26,7 @@ const store = new EventStore({
   brokers: addresses.kafkaBrokers,
   registryUrl: addresses.schemaRegistryUrl,
   clientId: 'projector',
+  topics: addresses.topics,
 });
 const redis = createRedis(addresses.redisUrl);
 const clickhouse = createClickHouse(addresses.clickhouseUrl);

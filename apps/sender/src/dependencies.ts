@@ -14,6 +14,7 @@ export function connectSenderDependencies(
     brokers: addresses.kafkaBrokers,
     registryUrl: addresses.schemaRegistryUrl,
     clientId: options.clientId ?? 'sender',
+    topics: addresses.topics,
   });
   return {
     deps: { store, redis, accounts: new AccountsView(redis), suppressions: new SuppressionView(redis) },

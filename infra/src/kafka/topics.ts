@@ -24,6 +24,16 @@ export const defaultTopicNames: TopicNames = {
   deliveryRetries: 'email.delivery-retries',
 };
 
+/** The topics under a prefix (`<prefix>.email.messages`, …): a benchmark's or a test's own copy of every topic. */
+export function prefixedTopicNames(prefix: string): TopicNames {
+  return {
+    messages: `${prefix}.${defaultTopicNames.messages}`,
+    suppressions: `${prefix}.${defaultTopicNames.suppressions}`,
+    accounts: `${prefix}.${defaultTopicNames.accounts}`,
+    deliveryRetries: `${prefix}.${defaultTopicNames.deliveryRetries}`,
+  };
+}
+
 /** Topics with their partitions, retention and compaction (the architecture page's table). */
 export function topicConfigs(names: TopicNames = defaultTopicNames, partitions = 6): ITopicConfig[] {
   return [
