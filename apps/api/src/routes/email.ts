@@ -96,7 +96,11 @@ async function idempotent(
   const submittedAt = claim.submittedAt;
   const answer = await work({ key: idempotencyKey, requestHash, submittedAt });
   if (answer.status < 500) {
-    await deps.idempotency.complete(key.organizationId, idempotencyKey, requestHash, submittedAt, answer);
+    // The answer store is a cache: failing to fill it must not turn an accepted send into an error (a retry
+    // would run again and land on the same MessageIDs).
+    await deps.idempotency
+      .complete(key.organizationId, idempotencyKey, requestHash, submittedAt, answer)
+      .catch((error: unknown) => request.log.warn({ err: error }, 'the idempotency answer could not be stored'));
   }
   return reply.code(answer.status).send(answer.body);
 }
