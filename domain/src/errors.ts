@@ -95,8 +95,17 @@ export const ERROR_CATALOGUE = {
     'Rate limit exceeded. Retry after {retryAfter} seconds.',
     'Rate limit exceeded. Retry later.',
   ),
-  /** Ours: the event log did not acknowledge the write; nothing was accepted. */
-  ServiceUnavailable: entry(503, 503, 'The service is temporarily unavailable. Retry later.'),
+  /**
+   * Ours: a service a route needs (the event log, the view store, the schema registry, the activity store) cannot
+   * be reached or did not answer in time; `service` names it. Answered with Retry-After. For a send it means the
+   * outcome is unknown: retry with the same Idempotency-Key.
+   */
+  ServiceUnavailable: entry(
+    503,
+    503,
+    '{service} is temporarily unavailable. Retry later.',
+    'The service is temporarily unavailable. Retry later.',
+  ),
   InternalError: entry(500, 500, 'An internal error occurred.'),
 } as const satisfies Record<string, ErrorCatalogueEntry>;
 

@@ -1,4 +1,6 @@
+import { ClickHouseError } from '@clickhouse/client';
 import type { MessageListingStatus } from '@sendline/domain';
+import { ServiceUnavailableError } from '../availability';
 import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../clickhouse/client';
 import { utcDay, type MessageRow } from './rows';
 import type {
@@ -148,12 +150,19 @@ function activityEventsOf(record: EventRecord, activeRecipients: readonly string
  */
 export class ClickHouseActivityReader implements ActivityReader {
   private readonly db: string;
+  private readonly timeoutMs: number;
 
   constructor(
     private readonly client: ClickHouseClient,
     database: string,
+    /**
+     * How long one read (all its queries) may take (default 1500 ms). A ClickHouse that is down, restarting or
+     * not answering is a ServiceUnavailableError (the API answers 503) within this, never a hang.
+     */
+    options: { timeoutMs?: number } = {},
   ) {
     this.db = sqlIdentifier(database);
+    this.timeoutMs = options.timeoutMs ?? 1500;
   }
 
   async list(organizationId: string, filters: ActivityFilters): Promise<{ total: number; messages: MessageSummary[] }> {
@@ -179,11 +188,13 @@ export class ClickHouseActivityReader implements ActivityReader {
       outer = `WHERE status IN (${statuses.map(sqlString).join(', ')})`;
     }
     const inner = `SELECT ${SUMMARY_COLUMNS.join(', ')} FROM ${this.db}.messages FINAL WHERE ${where.join(' AND ')}`;
+    const signal = AbortSignal.timeout(this.timeoutMs);
     const [counted, page] = await Promise.all([
-      this.query<{ total: string }>(`SELECT count() AS total FROM (${inner}) ${outer}`),
+      this.query<{ total: string }>(`SELECT count() AS total FROM (${inner}) ${outer}`, signal),
       this.query<SummaryRecord>(
         `SELECT * FROM (${inner}) ${outer} ORDER BY received_at_ms DESC, message_id DESC ` +
           `LIMIT ${sqlNumber(Math.max(0, filters.offset))}, ${sqlNumber(Math.max(0, filters.count))}`,
+        signal,
       ),
     ]);
     return { total: Number(counted[0]?.total ?? 0), messages: page.map(summaryOf) };
@@ -192,6 +203,7 @@ export class ClickHouseActivityReader implements ActivityReader {
   async details(organizationId: string, messageId: string): Promise<MessageDetails | null> {
     const org = sqlString(organizationId);
     const id = sqlString(messageId);
+    const signal = AbortSignal.timeout(this.timeoutMs);
     // message_events is ordered by (organization, message): its rows give the message's day, so
     // the message row is read from that day's partition only.
     const readEvents = () =>
@@ -199,6 +211,7 @@ export class ClickHouseActivityReader implements ActivityReader {
         `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary ` +
           `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
           `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
+        signal,
       );
     let events = await readEvents();
     const day = events[0]?.day;
@@ -206,6 +219,7 @@ export class ClickHouseActivityReader implements ActivityReader {
       `SELECT ${[...SUMMARY_COLUMNS, ...DETAILS_COLUMNS].join(', ')} ` +
         `FROM ${this.db}.messages FINAL WHERE ${day ? `day = ${sqlString(day)} AND ` : ''}` +
         `organization_id = ${org} AND message_id = ${id} LIMIT 1`,
+      signal,
     );
     if (!record) return null;
     // The writer stores a batch's events before the messages' new state. A state newer than the last event read
@@ -223,7 +237,33 @@ export class ClickHouseActivityReader implements ActivityReader {
     };
   }
 
-  private async query<T>(query: string): Promise<T[]> {
-    return (await this.client.query({ query, format: 'JSONEachRow' })).json<T>();
+  async ping(signal?: AbortSignal): Promise<void> {
+    const answer = await this.client.ping({ select: false, ...(signal ? { abort_signal: signal } : {}) });
+    if (!answer.success) {
+      throw new ServiceUnavailableError('clickhouse', `the activity store does not answer: ${String(answer.error)}`, {
+        retriable: true,
+        cause: answer.error,
+      });
+    }
+  }
+
+  /**
+   * One query, given up when `signal` fires. The server's own refusals (ClickHouseError: a bad query, a limit)
+   * stay what they are; anything else (refused or reset connection, no answer in time) means ClickHouse is out
+   * of reach.
+   */
+  private async query<T>(query: string, signal: AbortSignal): Promise<T[]> {
+    try {
+      return await (await this.client.query({ query, format: 'JSONEachRow', abort_signal: signal })).json<T>();
+    } catch (cause) {
+      if (cause instanceof ClickHouseError) throw cause;
+      throw new ServiceUnavailableError(
+        'clickhouse',
+        signal.aborted
+          ? `the activity store did not answer within ${this.timeoutMs} ms`
+          : `the activity store cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { retriable: true, cause },
+      );
+    }
   }
 }

@@ -59,4 +59,6 @@ export interface MessageDetails extends MessageSummary {
 export interface ActivityReader {
   list(organizationId: string, filters: ActivityFilters): Promise<{ total: number; messages: MessageSummary[] }>;
   details(organizationId: string, messageId: string): Promise<MessageDetails | null>;
+  /** Resolves when the store answers; rejects when it cannot be reached (or `signal` fires first). */
+  ping(signal?: AbortSignal): Promise<void>;
 }

@@ -11,9 +11,11 @@ import {
   type Producer,
 } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
+import { isOutage, ServiceUnavailableError } from '../availability';
 import { declaredRetriable, describeCause, InfrastructureError } from '../errors';
 import { backoffDelay, sleep, type RetryOptions } from '../retry';
 import { EventCodec, type EncodableEvent } from '../registry/codec';
+import { BrokerReachability } from './reachability';
 import { routeEvent, type Route, type RoutableEvent } from './routing';
 import {
   deadLetterRecord,
@@ -83,6 +85,8 @@ export class EventStore {
   private producer: Producer | undefined;
   private connecting: Promise<Producer> | undefined;
   private readonly appendTimeoutMs: number;
+  /** Whether any broker accepts connections: an append fails fast when none does (see `append`). */
+  readonly reachability: BrokerReachability;
   private readonly queue: PendingAppend[] = [];
   private inFlight = false;
 
@@ -91,6 +95,7 @@ export class EventStore {
     this.codec = new EventCodec(options.registryUrl);
     this.topics = options.topics ?? defaultTopicNames;
     this.appendTimeoutMs = options.appendTimeoutMs ?? 10_000;
+    this.reachability = new BrokerReachability(options.brokers);
   }
 
   route(event: StoredEvent): Route {
@@ -149,10 +154,28 @@ export class EventStore {
         this.appendTimeoutMs,
       );
     });
+    // Fail fast when no broker accepts connections at all (Kafka is down): the caller answers 503 within a
+    // second instead of waiting out the timeout. While any broker is reachable (a leader moving to another one),
+    // the producer's retries go on, up to the timeout.
+    let watchdog: NodeJS.Timeout | undefined;
+    const unreachable = new Promise<never>((_, reject) => {
+      watchdog = setInterval(() => {
+        void this.reachability.anyReachable().then((reachable) => {
+          if (reachable) return;
+          reject(
+            new ServiceUnavailableError('kafka', 'no Kafka broker is reachable', {
+              // The append may still land once a broker is back: the caller must not assume either way.
+              retriable: false,
+            }),
+          );
+        });
+      }, UNREACHABLE_CHECK_MS);
+    });
     try {
-      await Promise.race([acknowledged, timeout]);
+      await Promise.race([acknowledged, timeout, unreachable]);
     } finally {
       clearTimeout(timer);
+      clearInterval(watchdog);
     }
   }
 
@@ -256,6 +279,13 @@ export class EventStore {
       eachBatch: async (payload: EachBatchPayload) => {
         const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets, isRunning, isStale } =
           payload;
+        /** Waits out a dependency's outage (heartbeating); false when the consumer is stopping. */
+        const waitOutOutage = async (outages: number): Promise<boolean> => {
+          await sleep(Math.min(OUTAGE_MAX_WAIT_MS, 200 * 2 ** Math.min(outages, 5)), stopping.signal);
+          if (!isRunning() || isStale()) return false;
+          await heartbeat();
+          return true;
+        };
         const items: ConsumedEvent[] = [];
         for (const message of batch.messages) {
           const position = {
@@ -264,14 +294,22 @@ export class EventStore {
             offset: message.offset,
             key: keyOf(message),
           };
-          try {
-            if (!message.value)
-              throw new InfrastructureError('EmptyValue', 'the message has no value', { retriable: false });
-            items.push({ event: (await this.codec.decode(message.value)) as StoredEvent, position, message });
-          } catch (error) {
-            // Undecodable: no handler can ever take it.
-            await this.deadLetter(batch.topic, message, error, 0);
-            items.push({ event: undefined, position, message });
+          for (let outages = 0; ; outages++) {
+            try {
+              if (!message.value)
+                throw new InfrastructureError('EmptyValue', 'the message has no value', { retriable: false });
+              items.push({ event: (await this.codec.decode(message.value)) as StoredEvent, position, message });
+            } catch (error) {
+              // The registry out of reach: wait for it (a good event is never dead-lettered for that).
+              if (isOutage(error)) {
+                if (await waitOutOutage(outages)) continue;
+                return;
+              }
+              // Undecodable: no handler can ever take it.
+              await this.deadLetter(batch.topic, message, error, 0);
+              items.push({ event: undefined, position, message });
+            }
+            break;
           }
         }
         const decoded = items.filter(
@@ -284,15 +322,23 @@ export class EventStore {
           await heartbeat();
         };
         if (decoded.length > 0 && options.handleBatch) {
-          try {
-            await options.handleBatch(decoded);
-            const last = batch.messages.at(-1);
-            if (last) await commitUpTo(last.offset);
-            return;
-          } catch (error) {
-            if (!isRunning() || isStale()) return;
-            options.onError?.(error, undefined);
-            // Fall through: take the batch one event at a time, so one bad event cannot hold back the rest.
+          for (let outages = 0; ; outages++) {
+            try {
+              await options.handleBatch(decoded);
+              const last = batch.messages.at(-1);
+              if (last) await commitUpTo(last.offset);
+              return;
+            } catch (error) {
+              if (!isRunning() || isStale()) return;
+              options.onError?.(error, undefined);
+              // A service out of reach: the whole batch waits for it and goes again.
+              if (isOutage(error)) {
+                if (await waitOutOutage(outages)) continue;
+                return;
+              }
+              // Otherwise take the batch one event at a time, so one bad event cannot hold back the rest.
+              break;
+            }
           }
         }
         for (const item of items) {
@@ -306,6 +352,12 @@ export class EventStore {
                 break;
               } catch (error) {
                 options.onError?.(error, single);
+                // A service out of reach does not count against the event: wait for it, then try again.
+                if (isOutage(error)) {
+                  if (!(await waitOutOutage(attempt))) return;
+                  attempt--;
+                  continue;
+                }
                 if (!isRetriable(error) || attempt >= retryOptions.maxAttempts) {
                   await this.deadLetter(batch.topic, item.message, error, attempt);
                   break;
@@ -447,6 +499,12 @@ interface PendingAppend {
   resolve(): void;
   reject(error: unknown): void;
 }
+
+/** How often a waiting append checks that some broker is reachable (the first check after this long). */
+const UNREACHABLE_CHECK_MS = 250;
+
+/** A consumer waiting for a service out of reach tries again after 200 ms, doubling up to this. */
+const OUTAGE_MAX_WAIT_MS = 5_000;
 
 /** Appends are grouped into produce requests of at most this many bytes (one larger event still goes alone). */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;

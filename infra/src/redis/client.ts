@@ -2,13 +2,57 @@ import { Redis } from 'ioredis';
 
 export type { Redis };
 
-export function createRedis(url: string, options: { lazyConnect?: boolean } = {}): Redis {
-  return new Redis(url, {
+export interface RedisClientOptions {
+  lazyConnect?: boolean;
+  /**
+   * How long a command may wait for its answer, queued while the connection is down included (default 1000 ms).
+   * Past it the command fails ("Command timed out"), so a dead or hung Redis costs a request about a second,
+   * not a hang: the API answers 503 within its 2 s promise.
+   */
+  commandTimeoutMs?: number;
+}
+
+/** How long the client waits between reconnection attempts at most: a restarted Redis is found within this. */
+export const REDIS_RECONNECT_MAX_DELAY_MS = 500;
+
+/**
+ * A Redis client that fails fast and heals by itself:
+ * - commands issued while the connection is down wait in the offline queue (so a client used right after its
+ *   creation, or during a reconnect of a few milliseconds, just works) but never longer than `commandTimeoutMs`;
+ * - commands in flight when the connection drops are tried once more on the next connection, then fail;
+ * - it reconnects forever, every 50 ms growing to 500 ms, so a Redis that comes back is used again within half a
+ *   second, without restarting the process.
+ * A failure of this kind is recognised by `unavailableService` (availability.ts) as Redis being unavailable.
+ */
+export function createRedis(url: string, options: RedisClientOptions = {}): Redis {
+  const redis = new Redis(url, {
     lazyConnect: options.lazyConnect ?? false,
-    maxRetriesPerRequest: 3,
+    maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
-    connectTimeout: 3000,
+    commandTimeout: options.commandTimeoutMs ?? 1000,
+    connectTimeout: 1000,
+    retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
     // Commands issued in the same tick (concurrent requests' lookups) leave in one write.
     enableAutoPipelining: true,
   });
+  // Connection failures are seen by the commands that fail and by /readyz; one line when the connection is lost
+  // and one when it is back (without a listener ioredis would print every reconnection attempt).
+  let lost = false;
+  redis.on('error', (error: Error) => {
+    if (lost) return;
+    lost = true;
+    log('warn', 'Redis unreachable; reconnecting', { error: error.message });
+  });
+  redis.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    log('info', 'Redis reachable again');
+  });
+  return redis;
+}
+
+function log(level: 'warn' | 'info', msg: string, fields: Record<string, unknown> = {}): void {
+  process.stderr.write(
+    `${JSON.stringify({ time: new Date().toISOString(), level, logger: 'redis', msg, ...fields })}\n`,
+  );
 }

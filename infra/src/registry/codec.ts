@@ -8,6 +8,7 @@ import {
   type AvroEventRecord,
   type AvroRecordSchema,
 } from '@sendline/schemas';
+import { ServiceUnavailableError } from '../availability';
 import { InfrastructureError } from '../errors';
 
 export interface EncodableEvent {
@@ -32,7 +33,7 @@ export class EventCodec {
   private readonly typeById = new Map<number, Promise<string>>();
   private readonly decoders = new Map<number, Promise<{ type: string; read(body: Buffer): unknown }>>();
 
-  constructor(registryUrl: string) {
+  constructor(readonly registryUrl: string) {
     this.registry = new SchemaRegistry({ host: registryUrl, retry: { retries: 3 } });
   }
 
@@ -82,7 +83,13 @@ export class EventCodec {
         retriable: false,
       });
     }
-    const decoder = await this.decoderFor(value.readInt32BE(1));
+    const id = value.readInt32BE(1);
+    let decoder: { type: string; read(body: Buffer): unknown };
+    try {
+      decoder = await this.decoderFor(id);
+    } catch (cause) {
+      throw registryFailure(cause, id);
+    }
     return fromAvroRecord(decoder.type, decoder.read(value.subarray(5)) as AvroEventRecord) as EncodableEvent;
   }
 
@@ -121,4 +128,24 @@ export class EventCodec {
     }
     return type;
   }
+}
+
+/**
+ * A failure to fetch a writer's schema: the registry does not know the id (404: the event can never be read,
+ * not retriable), or the registry could not be reached (retriable: a consumer waits for it instead of
+ * dead-lettering a good event).
+ */
+function registryFailure(cause: unknown, id: number): InfrastructureError {
+  if (cause instanceof InfrastructureError) return cause;
+  const status = (cause as { status?: unknown } | null)?.status;
+  if (status === 404 || status === 422) {
+    return new InfrastructureError('UnknownSchema', `the registry has no schema ${id}: ${String(cause)}`, {
+      retriable: false,
+      cause,
+    });
+  }
+  return new ServiceUnavailableError('registry', `cannot read schema ${id} from the registry: ${String(cause)}`, {
+    retriable: true,
+    cause,
+  });
 }
