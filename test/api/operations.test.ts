@@ -39,12 +39,12 @@ describe('operations endpoints', () => {
     ).toHaveProperty('From');
   });
 
-  it('answers /healthz, and /readyz only when Kafka and Redis answer', async () => {
+  it('answers /healthz, and /readyz with the state of every service it uses', async () => {
     const root = api.baseUrl.replace(/\/v1$/, '');
     expect((await call(root, 'GET', '/healthz')).status).toBe(200);
     const ready = await call(root, 'GET', '/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ready', redis: 'up', kafka: 'up' });
+    expect(ready.body).toEqual({ status: 'ready', kafka: 'up', redis: 'up', registry: 'up', clickhouse: 'up' });
   });
 
   it('exports Prometheus metrics', async () => {

@@ -1,5 +1,5 @@
 import { describeError, DomainError, type ErrorParams } from '@sendline/domain';
-import { InfrastructureError } from '@sendline/infra';
+import { DEPENDENCY_NAMES, InfrastructureError, unavailableService } from '@sendline/infra';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 
 /** An answer from the error catalogue: a stable code and the parameters of its message. */
@@ -28,6 +28,27 @@ export function errorAnswer(code: string, params: ErrorParams = {}): { status: n
 export function sendError(reply: FastifyReply, code: string, params: ErrorParams = {}): FastifyReply {
   const { status, body } = errorAnswer(code, params);
   return reply.code(status).send(body);
+}
+
+/**
+ * Seconds a client is asked to wait after a 503 (`Retry-After`): the API notices a service's return within about
+ * a second (Redis reconnects every 500 ms at most, a Kafka append finds a broker on its next attempt).
+ */
+export const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * A failure of a service a route needs (Redis, Kafka, the schema registry, ClickHouse) as its answer: 503, the
+ * service named in the message, Retry-After. Undefined for any other failure.
+ */
+export function unavailableAnswer(
+  error: unknown,
+): { status: number; body: PostmarkError; headers: Record<string, string> } | undefined {
+  const service = unavailableService(error);
+  if (!service && !(error instanceof InfrastructureError)) return undefined;
+  return {
+    ...errorAnswer('ServiceUnavailable', { service: service ? DEPENDENCY_NAMES[service] : undefined }),
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  };
 }
 
 /** Fastify's own errors (parsing, limits, schema validation) as catalogue codes. */
@@ -73,9 +94,13 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     const mapped = fromFastifyError(error);
     if (mapped) return sendError(reply, mapped.code, mapped.params);
-    if (error instanceof InfrastructureError) {
-      request.log.error({ err: { code: error.code, message: error.message } }, 'infrastructure failure');
-      return sendError(reply, 'ServiceUnavailable');
+    const unavailable = unavailableAnswer(failure);
+    if (unavailable) {
+      request.log.error(
+        { err: { code: (error as { code?: string }).code, message: error.message } },
+        'infrastructure failure',
+      );
+      return reply.code(unavailable.status).headers(unavailable.headers).send(unavailable.body);
     }
     if (error.statusCode === 429) return sendError(reply, 'RateLimited');
     request.log.error({ err: { message: error.message, code: error.code, stack: error.stack } }, 'unexpected failure');
