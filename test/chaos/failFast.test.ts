@@ -4,12 +4,19 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApi, connectApiDependencies, type Api } from '@sendline/api';
-import type { ServiceAddresses } from '@sendline/infra';
+import type { SuppressionEvent } from '@sendline/domain';
+import {
+  createRedis,
+  deadLetterTopicOf,
+  SuppressionView,
+  type ServiceAddresses,
+  type StoredEvent,
+} from '@sendline/infra';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, type TestOrganization } from '../support/api';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
-import { addresses } from '../support/services';
+import { addresses, freshEventStore } from '../support/services';
 import { post, sleep, waitUntil, type Answer } from './harness';
 
 /**
@@ -148,6 +155,7 @@ class PrivateRedis {
     );
     this.child = child;
     const probe = new Redis(this.url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    probe.on('error', () => undefined);
     try {
       await waitUntil(
         async () => {
@@ -395,5 +403,70 @@ describe('Kafka killed (SIGKILL), no broker left', () => {
       readyzUpAfterRestartMs: readyzUp,
       firstSendAcceptedAfterRestartMs: firstSendAfter,
     };
+  });
+});
+
+describe('a consumer while Redis is down (SIGKILL) for a few seconds', () => {
+  let redis: PrivateRedis;
+
+  beforeAll(async () => {
+    redis = new PrivateRedis(await freePort());
+    await redis.start();
+  });
+
+  afterAll(async () => {
+    await redis?.remove();
+  });
+
+  it('waits for Redis and applies every event once it is back: nothing is dead-lettered', async () => {
+    const store = await freshEventStore('chaos-fail-fast-consumer');
+    const client = createRedis(redis.url);
+    const view = new SuppressionView(client);
+    const organizationId = crypto.randomUUID();
+    const events: SuppressionEvent[] = Array.from({ length: 20 }, (_, i) => ({
+      type: 'SuppressionAdded',
+      data: { emailAddress: `gone${i}@example.org`, reason: 'ManualSuppression', origin: 'Admin', createdAt: i },
+      metadata: { eventId: crypto.randomUUID(), organizationId, occurredAt: Date.now(), schemaVersion: 1 },
+    }));
+    // As the projector and the sender consume: a view write per batch; here with the sender's strictest settings
+    // (an unknown error is not retried, two attempts at most), which before dead-lettered at once.
+    const consumer = await store.consume({
+      groupId: `chaos-fail-fast-${crypto.randomUUID()}`,
+      topics: [store.topics.suppressions],
+      retryUnknownErrors: false,
+      maxAttempts: 2,
+      handleBatch: async (items) => view.apply(items.map((item) => item.event as unknown as SuppressionEvent)),
+    });
+    try {
+      await redis.kill();
+      await store.append(events as unknown as StoredEvent[]);
+      await sleep(5000);
+      const restartedAt = Date.now();
+      await redis.start();
+      await waitUntil(
+        async () =>
+          (
+            await view.suppressedAmong(
+              organizationId,
+              events.map((e) => e.data.emailAddress),
+            )
+          ).size === 20,
+        20_000,
+        'every suppression to be in the view after Redis returned',
+      );
+      figures.consumerAppliedAfterRedisRestartMs = Date.now() - restartedAt;
+      const admin = store.kafka.admin();
+      await admin.connect();
+      try {
+        const deadLetters = await admin.fetchTopicOffsets(deadLetterTopicOf(store.topics.suppressions));
+        expect(deadLetters.reduce((sum, p) => sum + Number(p.high), 0)).toBe(0);
+      } finally {
+        await admin.disconnect();
+      }
+    } finally {
+      await consumer.stop();
+      await store.disconnect();
+      client.disconnect();
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   deadLetterTopicConfig,
   deadLetterTopicOf,
   declaredRetriable,
+  isOutage,
   MAX_EVENT_BYTES,
   type EventStore,
 } from '@sendline/infra';
@@ -108,6 +109,12 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
         record = event;
       } catch (error) {
         options.onError?.(error, undefined);
+        if (isOutage(error)) {
+          // The registry out of reach: this record and the ones after it are fetched again after a pause.
+          retryLater = true;
+          failures.set(`${partition}:${message.offset}`, (failures.get(`${partition}:${message.offset}`) ?? 0) + 1);
+          break;
+        }
         await deadLetter(message, error);
         done.add(message.offset);
         continue;
@@ -136,7 +143,8 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
               failures.delete(`${partition}:${message.offset}`);
             } catch (error) {
               options.onError?.(error, record);
-              if (declaredRetriable(error) === true) {
+              // Retriable, or a service out of reach (Redis, Kafka): tried again later, never dead-lettered for that.
+              if (declaredRetriable(error) === true || isOutage(error)) {
                 retryLater = true;
                 failures.set(
                   `${partition}:${message.offset}`,

@@ -504,7 +504,7 @@ interface PendingAppend {
 const UNREACHABLE_CHECK_MS = 250;
 
 /** A consumer waiting for a service out of reach tries again after 200 ms, doubling up to this. */
-const OUTAGE_MAX_WAIT_MS = 5_000;
+const OUTAGE_MAX_WAIT_MS = 2_000;
 
 /** Appends are grouped into produce requests of at most this many bytes (one larger event still goes alone). */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
