@@ -414,6 +414,23 @@ describe('the activity store (ClickHouse)', () => {
     ]);
   });
 
+  it('a MessageSent appended twice (the sender ran again after a fault) shows once: one Sent per attempt', async () => {
+    const org = randomUUID();
+    const m = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });
+    const first = sent(m);
+    // Decided again by the sender's next run (Kafka took the first, the ledger's `sent` flag was not written):
+    // the same event id, a later time. Its row has another sorting key, so FINAL alone keeps both.
+    const again = { ...first, metadata: { ...first.metadata, occurredAt: first.metadata.occurredAt + 3000 } };
+    await write([m, first]);
+    await write([again, delivered(m, 'ann@example.net')]);
+    const details = await reader.details(org, m.data.messageId);
+    expect(details?.events.filter((event) => event.type === 'Sent')).toEqual([
+      { type: 'Sent', recipient: 'ann@example.net', occurredAt: first.metadata.occurredAt, details: {} },
+      { type: 'Sent', recipient: 'bob@example.net', occurredAt: first.metadata.occurredAt, details: {} },
+    ]);
+    expect(details?.events.map((event) => event.type)).toEqual(['Accepted', 'Accepted', 'Sent', 'Sent', 'Delivered']);
+  });
+
   it('a writer that starts cold continues a message from the row in ClickHouse', async () => {
     const org = randomUUID();
     const m = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });

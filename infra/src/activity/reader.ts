@@ -99,6 +99,16 @@ function summaryOf(record: SummaryRecord): MessageSummary {
   };
 }
 
+/**
+ * Each event once, at its first time. An event decided again carries the same event id (the sender's MessageSent
+ * appended again after a fault, an outcome decided again after a crash), but a later time: its row has another
+ * sorting key, so FINAL keeps both. The rows come oldest first.
+ */
+function firstOfEach(records: readonly EventRecord[]): EventRecord[] {
+  const seen = new Set<string>();
+  return records.filter((record) => !seen.has(record.event_id) && seen.add(record.event_id));
+}
+
 /** Postmark's name of an event type, and the Details it shows (values are strings). */
 function activityEventsOf(record: EventRecord, activeRecipients: readonly string[]): ActivityEvent[] {
   const occurredAt = Number(record.occurred_at_ms);
@@ -233,7 +243,7 @@ export class ClickHouseActivityReader implements ActivityReader {
       htmlBody: record.html_body,
       replyTo: record.reply_to,
       headers: JSON.parse(record.headers_json) as { name: string; value: string }[],
-      events: events.flatMap((event) => activityEventsOf(event, summary.recipients)),
+      events: firstOfEach(events).flatMap((event) => activityEventsOf(event, summary.recipients)),
     };
   }
 
