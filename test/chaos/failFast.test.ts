@@ -322,6 +322,64 @@ describe('ClickHouse unreachable', () => {
   });
 });
 
+describe('ClickHouse stopped, then started again', () => {
+  let stack: PrivateStack;
+  let api: RunningApi & { org: TestOrganization };
+
+  beforeAll(async () => {
+    stack = await startPrivateStack({ name: 'chaos-fail-fast-clickhouse', services: ['clickhouse'] });
+    api = await startApi({ ...addresses, clickhouseUrl: stack.addresses.clickhouseUrl });
+  });
+
+  afterAll(async () => {
+    await api?.close();
+    await stack?.stop();
+  });
+
+  it('answers activity reads 503 within 2 s while it is down, and 200 again once it is back, without a restart', async () => {
+    const { org, baseUrl, root } = api;
+    const list = () => get(`${baseUrl}/messages/outbound?count=10&offset=0`, org.liveKey);
+    expect((await list()).status).toBe(200);
+
+    await stack.stopService('clickhouse');
+    const stoppedAt = Date.now();
+    const answers = await Promise.all([
+      list(),
+      list(),
+      get(`${baseUrl}/messages/outbound/${crypto.randomUUID()}/details`, org.liveKey),
+    ]);
+    for (const answer of answers) expectUnavailable(answer, /ClickHouse/);
+    const down = await get(`${root}/readyz`);
+    expect(down.body).toMatchObject({ status: 'degraded', clickhouse: 'down' });
+    const readyzDown = Date.now() - stoppedAt;
+    // Sends do not need ClickHouse.
+    expect((await post(baseUrl, '/email', org.liveKey, message(org, 1))).status).toBe(200);
+
+    const startedAt = Date.now();
+    await stack.start('clickhouse');
+    const startMs = Date.now() - startedAt;
+    let firstRead = 0;
+    await waitUntil(
+      async () => {
+        const answer = await list();
+        if (answer.status === 200) firstRead = Date.now() - startedAt;
+        else expectUnavailable(answer, /ClickHouse/);
+        return answer.status === 200;
+      },
+      30_000,
+      'activity reads to answer 200 again',
+    );
+    const ready = await get(`${root}/readyz`);
+    expect(ready.body).toMatchObject({ status: 'ready', clickhouse: 'up' });
+    figures.clickhouseStopped = {
+      answersMs: answers.map((a) => a.ms),
+      readyzDegradedAfterStopMs: readyzDown,
+      clickhouseStartMs: startMs,
+      firstReadAfterStartMs: firstRead,
+    };
+  });
+});
+
 describe('Schema registry unreachable', () => {
   it('answers a send that needs a schema not registered yet 503 within 2 s; /readyz stays 200 (degraded)', async () => {
     const healthy = await startApi(addresses);
