@@ -10,29 +10,40 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
  * `<group>` is the sender's consumer group of email.messages (its retry consumer shares the ledger): one
  * ledger per sender deployment, so that a test's or a benchmark's sender, on groups of its own, never
  * takes another deployment's word for what was sent.
+ *     claim           "<topic>:<partition>:<offset>"  the MessageAccepted this ledger delivers (see `read`)
  *     sent            "1"   MessageSent was appended
  *     r:<recipient>   JSON  the recipient's entry:
  *       { "state": "accepted", response, host, at }  the server answered 250 (the guard); the outcome
- *                                                   event may not be appended yet
+ *                                                   event may not be appended yet. `at`: Redis's clock
+ *                                                   (ms, µs decimals) when the guard was applied
  *       { "state": "deferred", attempt }             MessageDeferred #attempt and its retry record were
  *                                                   appended; the retry schedule owns the recipient
- *       { "state": "done", outcome }                 a final outcome was appended
+ *       { "state": "done", outcome, guardedAt? }     a final outcome was appended; `guardedAt`: the guard's
+ *                                                   `at`, when the server had accepted the recipient
  *       { "state": "held", error }                   an unknown failure: nothing is retried on its own
  *
- * The guard ("accepted") is written right after the 250, before anything else happens; it is retried
- * a few times, and if Redis still refuses it the handler fails with a non-retriable error (so that
- * nothing re-sends the message blindly). What remains: a sender killed after the receiving server took
- * the message's final dot and before the guard reached Redis re-sends that message once (the lost-reply
- * window of SMTP, RFC 1047; about a millisecond per transaction). The copy carries the same Message-ID.
+ * The guard ("accepted") is written by each SMTP transaction as soon as its 250 arrives, on its own, before
+ * anything else happens (one script, one round trip, on a Redis connection of its own, so it never waits
+ * behind the ledger's batch reads and writes); it is retried a few times, and if Redis still refuses it the
+ * handler fails with a non-retriable error (so that nothing re-sends the message blindly). What remains: a
+ * sender killed after the receiving server answered the message's final dot and before the guard reached
+ * Redis re-sends that message once (the lost-reply window of SMTP, RFC 1047). README.md ("The sender")
+ * gives the window measured under load. The copy carries the same Message-ID.
+ *
+ * A message is delivered from one MessageAccepted only. With Idempotency-Keys a retried send appends the very
+ * same MessageAccepted again (same message id, later offset): the first copy read claims the ledger (`claim`,
+ * set once), and every other copy is skipped whole, whatever the state of the first one's delivery.
  */
 
 export type RecipientEntry =
   | { state: 'accepted'; response: string; host: string; at: number }
   | { state: 'deferred'; attempt: number }
-  | { state: 'done'; outcome: string }
+  | { state: 'done'; outcome: string; guardedAt?: number }
   | { state: 'held'; error: string };
 
 export interface MessageLedger {
+  /** The MessageAccepted (`<topic>:<partition>:<offset>`) this message is delivered from, once one claimed it. */
+  claim?: string;
   sent: boolean;
   recipients: Map<string, RecipientEntry>;
 }
@@ -43,33 +54,82 @@ export interface LedgerUpdate {
   entry: RecipientEntry;
 }
 
+/**
+ * The guard, applied by Redis in one step: each recipient's "accepted" entry stamped with Redis's own clock
+ * (the moment it is applied), the key's expiry renewed. Returns that moment (ms, with µs decimals).
+ */
+const GUARD_SCRIPT = `
+local t = redis.call('TIME')
+local us = tonumber(t[2])
+local at = string.format('%s%03d.%03d', t[1], math.floor(us / 1000), us % 1000)
+local entry = '{"state":"accepted","response":' .. ARGV[2] .. ',"host":' .. ARGV[3] .. ',"at":' .. at .. '}'
+for i = 4, #ARGV do redis.call('HSET', KEYS[1], 'r:' .. ARGV[i], entry) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return at
+`;
+
+/** A MessageAccepted to plan: its message, and where it was read (absent for a retry record's attempt). */
+export interface LedgerRequest {
+  messageId: string;
+  /** `<topic>:<partition>:<offset>` of the MessageAccepted: the first copy read claims the message. */
+  claim?: string;
+}
+
 export class DeliveryLedger {
+  private readonly guardRedis: Redis;
+
   constructor(
     private readonly redis: Redis,
     private readonly ttlMs: number,
     /** The sender's consumer group of email.messages. */
     readonly group: string,
-    readonly namespace = 'sl',
-  ) {}
+    options: {
+      /** The connection the guards are written on (default `redis`); the sender gives them one of their own. */
+      guardRedis?: Redis;
+      namespace?: string;
+    } = {},
+  ) {
+    this.guardRedis = options.guardRedis ?? redis;
+    this.namespace = options.namespace ?? 'sl';
+  }
+
+  readonly namespace: string;
 
   keyOf(messageId: string): string {
     return `${this.namespace}:sender:${this.group}:message:${messageId}`;
   }
 
-  /** The ledger of each message, in one round trip. */
-  async read(messageIds: readonly string[]): Promise<Map<string, MessageLedger>> {
+  /**
+   * The ledger of each message, in one round trip. A request with a `claim` first claims its message (set
+   * once: the first copy of a MessageAccepted read keeps it), so the ledger read back says which copy the
+   * message is delivered from.
+   */
+  async read(requests: readonly LedgerRequest[]): Promise<Map<string, MessageLedger>> {
     const ledgers = new Map<string, MessageLedger>();
-    if (messageIds.length === 0) return ledgers;
+    if (requests.length === 0) return ledgers;
     const pipeline = this.redis.pipeline();
-    for (const id of messageIds) pipeline.hgetall(this.keyOf(id));
+    const reads: number[] = [];
+    for (const { messageId, claim } of requests) {
+      const key = this.keyOf(messageId);
+      if (claim !== undefined) {
+        pipeline.hsetnx(key, 'claim', claim);
+        pipeline.pexpire(key, this.ttlMs);
+      }
+      reads.push(pipeline.length);
+      pipeline.hgetall(key);
+    }
     const results = await this.exec(pipeline, 'read');
-    messageIds.forEach((id, i) => {
-      const hash = (results[i] ?? {}) as Record<string, string>;
+    requests.forEach(({ messageId }, i) => {
+      const hash = (results[reads[i]!] ?? {}) as Record<string, string>;
       const recipients = new Map<string, RecipientEntry>();
       for (const [field, value] of Object.entries(hash)) {
         if (field.startsWith('r:')) recipients.set(field.slice(2), JSON.parse(value) as RecipientEntry);
       }
-      ledgers.set(id, { sent: hash.sent === '1', recipients });
+      ledgers.set(messageId, {
+        ...(hash.claim !== undefined && { claim: hash.claim }),
+        sent: hash.sent === '1',
+        recipients,
+      });
     });
     return ledgers;
   }
@@ -85,19 +145,25 @@ export class DeliveryLedger {
   }
 
   /**
-   * The guard: the server accepted these recipients. Tried up to 6 times over about 3 s; then a
-   * non-retriable DeliveryGuardFailed.
+   * The guard: the server accepted these recipients. Sent at once on the guard connection (an explicit
+   * pipeline is written to the socket immediately; a lone command would wait for the client's auto-pipelining
+   * until the event loop's next turn). Tried up to 6 times over about 3 s; then a non-retriable
+   * DeliveryGuardFailed. Resolves with the moment Redis applied it (Redis's clock, ms).
    */
-  async markAccepted(messageId: string, recipients: readonly string[], response: string, host: string, at: number) {
-    if (recipients.length === 0) return;
-    const entry = JSON.stringify({ state: 'accepted', response, host, at } satisfies RecipientEntry);
+  async markAccepted(
+    messageId: string,
+    recipients: readonly string[],
+    response: string,
+    host: string,
+  ): Promise<number> {
+    if (recipients.length === 0) return Number.NaN;
+    const args = [String(this.ttlMs), JSON.stringify(response), JSON.stringify(host), ...recipients];
     try {
-      await retry(
+      return await retry(
         async () => {
-          const pipeline = this.redis.pipeline();
-          for (const recipient of recipients) pipeline.hset(this.keyOf(messageId), `r:${recipient}`, entry);
-          pipeline.pexpire(this.keyOf(messageId), this.ttlMs);
-          await this.exec(pipeline, 'markAccepted');
+          const pipeline = this.guardRedis.pipeline().eval(GUARD_SCRIPT, 1, this.keyOf(messageId), ...args);
+          const [at] = await this.exec(pipeline, 'markAccepted');
+          return Number(at);
         },
         { maxAttempts: 6, initialDelayMs: 100, maxDelayMs: 1000 },
       );

@@ -41,13 +41,16 @@ import type { DeliveryRetryScheduled } from './retryRecord';
  * are the domain's (message decider, classifyDeliveryAttempt, deliveryOutcomeOf, the suppression
  * decider); this wires them to the ledger, the SMTP transport and the event store:
  *
- * 1. Read the ledger (what earlier runs did) and plan each message: recipients already concluded are
- *    skipped; recipients whose server already said 250 (the guard) get their Delivered from the ledger,
- *    without a send; the others are sent to.
+ * 1. Read the ledger (what earlier runs did), claiming each message for the MessageAccepted it is read from
+ *    (a second copy of a message's MessageAccepted is skipped whole: one message, one delivery), and plan
+ *    each message: recipients already concluded are skipped; recipients whose server already said 250 (the
+ *    guard) get their Delivered from the ledger, without a send; the others are sent to.
  * 2. Compose and DKIM-sign each message that has recipients to send to.
- * 3. Append MessageSent (first attempts, once): the delivery is under way.
+ * 3. Append MessageSent (first attempts): the delivery is under way. Its event id is the message's
+ *    (eventIdFor(messageId, 'sent')): appended again after a fault (Kafka took it, the ledger's `sent` was
+ *    not written), it is the same event, and the activity store shows it once.
  * 4. Deliver: one SMTP transaction per (message, recipient domain), at most `limiter`'s many at once;
- *    after each, the guard is written for the recipients the server accepted.
+ *    each writes the guard for the recipients its server accepted as soon as its 250 arrives.
  * 5. Decide the outcomes per recipient, with SuppressionAdded for hard bounces and a retry record
  *    (DeliveryRetryScheduled) for the deferred ones; append them all at once; then write the ledger and
  *    apply the suppressions to the suppression view (so the next send to the address is refused at once).
@@ -72,6 +75,12 @@ export interface DeliveryJob {
   firstAttemptAt?: number;
   /** The recipients to try (a retry: the deferred ones); absent: every active recipient. */
   recipients?: readonly string[];
+  /**
+   * Where the MessageAccepted was read (`<topic>:<partition>:<offset>`), for a first attempt: the first copy
+   * of a message read claims it in the ledger, and any other copy (a keyed send retried, appending the same
+   * MessageAccepted again) is skipped whole.
+   */
+  source?: string;
 }
 
 export interface RunReport {
@@ -80,6 +89,8 @@ export interface RunReport {
   outcomes: Record<DeliveryOutcome['kind'], number>;
   /** Recipients skipped: concluded or owned by the retry schedule already. */
   skipped: number;
+  /** Copies of a MessageAccepted skipped: the message is delivered from another copy. */
+  duplicates: number;
 }
 
 export interface PipelineDependencies {
@@ -105,11 +116,15 @@ interface Plan {
   appendSent: boolean;
   toSend: string[];
   fromGuard: [string, Extract<RecipientEntry, { state: 'accepted' }>][];
+  /** When each recipient's guard was applied (Redis's clock), this run's and earlier runs'. */
+  guardedAt: Map<string, number>;
   held: string[];
   raw?: Buffer;
   results: RecipientResult[];
   failure?: unknown;
 }
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The reply code at the start of a server's answer ("250 2.0.0 OK" → 250); 250 when it has none. */
 function replyCode(response: string): number {
@@ -126,25 +141,57 @@ export class DeliveryPipeline {
       transactions: 0,
       outcomes: { Delivered: 0, HardBounced: 0, PolicyRejected: 0, SoftBounced: 0, Deferred: 0 },
       skipped: 0,
+      duplicates: 0,
     };
     if (jobs.length === 0) return report;
-    const ledgers = await this.deps.ledger.read(jobs.map((job) => job.accepted.data.messageId));
-    const plans = jobs.map((job) => this.plan(job, ledgers.get(job.accepted.data.messageId), report));
-
-    // 2. Compose and sign.
-    await Promise.all(
-      plans
-        .filter((plan) => plan.toSend.length > 0)
-        .map(async (plan) => {
-          try {
-            const key = await this.deps.dkimKeys.keyFor(plan.organizationId, plan.job.accepted.data.from.email);
-            plan.raw = await signMessage(await composeMessage(plan.job.accepted.data), key);
-          } catch (error) {
-            plan.failure = error;
-            plan.toSend = [];
-          }
-        }),
+    // One job per message: a second copy of a MessageAccepted in the same run is dropped before planning (the
+    // ledger's claim would skip it too; this keeps two plans from ever sharing a message).
+    const seen = new Set<string>();
+    const unique = jobs.filter((job) => {
+      const id = job.accepted.data.messageId;
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+    report.duplicates += jobs.length - unique.length;
+    const ledgers = await this.deps.ledger.read(
+      unique.map((job) => ({
+        messageId: job.accepted.data.messageId,
+        ...(job.attempt === 1 && job.source !== undefined && { claim: job.source }),
+      })),
     );
+    const plans = unique.flatMap((job) => {
+      const ledger = ledgers.get(job.accepted.data.messageId);
+      if (job.attempt === 1 && job.source !== undefined && ledger?.claim !== undefined && ledger.claim !== job.source) {
+        // Another copy of this MessageAccepted claimed the message: it is delivered from that one, only.
+        report.duplicates++;
+        return [];
+      }
+      return [this.plan(job, ledger, report)];
+    });
+
+    // 2. Compose and sign, one message at a time, the event loop let go between two. This is the CPU-heavy
+    // step (about 1-4 ms a message), and other transactions are in flight meanwhile (another partition's
+    // chunk, the retry consumer): a 250 arriving now has its guard written after one message's work, not
+    // after a whole chunk's (500 messages composed together held a 250 back for over 100 ms).
+    const composing = plans.filter((plan) => plan.toSend.length > 0);
+    const keys = composing.map((plan) =>
+      this.deps.dkimKeys.keyFor(plan.organizationId, plan.job.accepted.data.from.email).then(
+        (key) => ({ key }),
+        (error: unknown) => ({ error }),
+      ),
+    );
+    for (const [i, plan] of composing.entries()) {
+      try {
+        const found = await keys[i]!;
+        if ('error' in found) throw found.error;
+        plan.raw = await signMessage(await composeMessage(plan.job.accepted.data), found.key);
+      } catch (error) {
+        plan.failure = error;
+        plan.toSend = [];
+      }
+      await yieldToEventLoop();
+    }
 
     // 3. Sent, before anything leaves.
     const sending = plans.filter((plan) => plan.appendSent && (plan.toSend.length > 0 || plan.fromGuard.length > 0));
@@ -217,14 +264,17 @@ export class DeliveryPipeline {
       appendSent: job.attempt === 1 && !ledger?.sent,
       toSend: [],
       fromGuard: [],
+      guardedAt: new Map(),
       held: [],
       results: [],
     };
     for (const recipient of candidates.map(canonicalAddress)) {
       const entry = ledger?.recipients.get(recipient);
       if (!entry) plan.toSend.push(recipient);
-      else if (entry.state === 'accepted') plan.fromGuard.push([recipient, entry]);
-      else if (entry.state === 'held') plan.held.push(recipient);
+      else if (entry.state === 'accepted') {
+        plan.fromGuard.push([recipient, entry]);
+        plan.guardedAt.set(recipient, entry.at);
+      } else if (entry.state === 'held') plan.held.push(recipient);
       else if (entry.state === 'deferred' && entry.attempt < job.attempt) plan.toSend.push(recipient);
       else report.skipped++;
     }
@@ -246,14 +296,16 @@ export class DeliveryPipeline {
         const results = await this.deps.delivery.send(domain, { envelope, raw });
         const accepted = results.filter((result) => result.accepted);
         if (accepted.length > 0) {
+          // The guard, at once: nothing else runs between the 250 and this write (see DeliveryLedger).
+          const guarded = accepted.map((result) => canonicalAddress(result.recipient));
           try {
-            await this.deps.ledger.markAccepted(
+            const at = await this.deps.ledger.markAccepted(
               plan.messageId,
-              accepted.map((result) => canonicalAddress(result.recipient)),
+              guarded,
               accepted[0]!.response,
               accepted[0]!.host,
-              this.deps.now(),
             );
+            for (const recipient of guarded) plan.guardedAt.set(recipient, at);
           } catch (error) {
             plan.failure = error;
           }
@@ -338,7 +390,12 @@ export class DeliveryPipeline {
         deferred.push({ recipient, nextAttemptAt: outcome.nextAttemptAt });
         updates.push({ messageId, recipient, entry: { state: 'deferred', attempt: outcome.attempt } });
       } else {
-        updates.push({ messageId, recipient, entry: { state: 'done', outcome: outcome.kind } });
+        const guardedAt = plan.guardedAt.get(recipient);
+        updates.push({
+          messageId,
+          recipient,
+          entry: { state: 'done', outcome: outcome.kind, ...(guardedAt !== undefined && { guardedAt }) },
+        });
       }
     }
     if (deferred.length > 0) {

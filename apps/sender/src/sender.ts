@@ -63,6 +63,8 @@ export interface SenderStats {
   messages: number;
   transactions: number;
   outcomes: RunReport['outcomes'];
+  /** Copies of a MessageAccepted skipped (the message is delivered from its first copy). */
+  duplicates: number;
   failures: number;
 }
 
@@ -85,6 +87,7 @@ export class Sender {
     messages: 0,
     transactions: 0,
     outcomes: { Delivered: 0, HardBounced: 0, PolicyRejected: 0, SoftBounced: 0, Deferred: 0 },
+    duplicates: 0,
     failures: 0,
   };
   private main: RunningConsumer | undefined;
@@ -92,6 +95,8 @@ export class Sender {
   private stopping = false;
   private readonly pipeline: DeliveryPipeline;
   private readonly delivery: SmtpDelivery;
+  /** The guards' own Redis connection: a guard never waits behind the ledger's batch reads and writes. */
+  private readonly guardRedis: Redis;
   private readonly log: Log;
 
   private constructor(private readonly options: SenderOptions) {
@@ -111,12 +116,15 @@ export class Sender {
       socketTimeoutMs: config.socketTimeoutMs,
       transactionTimeoutMs: config.transactionTimeoutMs,
     });
+    this.guardRedis = options.redis.duplicate();
+    this.guardRedis.on('error', () => undefined); // seen by the guard writes that fail (and retried there)
     this.pipeline = new DeliveryPipeline({
       store: options.store,
       ledger: new DeliveryLedger(
         options.redis,
         config.retryPolicy.giveUpAfterMs + 7 * 24 * 60 * 60 * 1000,
         config.groupId,
+        { guardRedis: this.guardRedis },
       ),
       dkimKeys: new DkimKeys(options.accounts, options.secretKey),
       delivery: this.delivery,
@@ -219,6 +227,7 @@ export class Sender {
           accepted: item.event as unknown as MessageAccepted,
           acceptedValue: item.message.value!,
           attempt: 1,
+          source: `${item.position.topic}:${item.position.partition}:${item.position.offset}`,
         }));
       await this.runPipeline(jobs);
       const last = chunk.at(-1)!.position;
@@ -241,6 +250,7 @@ export class Sender {
     this.stats.runs++;
     this.stats.messages += report.messages;
     this.stats.transactions += report.transactions;
+    this.stats.duplicates += report.duplicates;
     for (const [kind, count] of Object.entries(report.outcomes)) {
       this.stats.outcomes[kind as keyof RunReport['outcomes']] += count;
     }
@@ -263,6 +273,7 @@ export class Sender {
       });
     }
     this.delivery.close();
+    this.guardRedis.disconnect();
     this.log('info', 'sender stopped', { ...this.stats });
   }
 }

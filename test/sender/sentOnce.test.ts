@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type { MessageAccepted, MessageEvent } from '@sendline/domain';
+import {
+  ClickHouseActivityReader,
+  ClickHouseActivityWriter,
+  DkimKeys,
+  InfrastructureError,
+  RelayRouter,
+  secretKeyFromEnv,
+  SmtpDelivery,
+  type TestMailServer,
+} from '@sendline/infra';
+import { DeliveryLedger, DeliveryPipeline, Limiter } from '@sendline/sender';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshActivityDatabase } from '../projector/support';
+import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import { call } from '../support/http';
+import { uniqueName } from '../support/services';
+import { dataOf, email, EventTap, SHORT_RETRIES, startMailServer } from './support';
+
+/**
+ * One Sent per real attempt, whatever faults happened. Redis fails right after the attempt's MessageSent was
+ * appended, before the ledger recorded it: the handler fails (retriable) and runs again, and appends MessageSent
+ * a second time. It is the same event (same event id), the message is delivered once, and its details in the
+ * activity store show one Sent.
+ */
+
+/** The ledger on the real Redis, with Redis "failing" once at the write that records MessageSent. */
+class LedgerFailingOnce extends DeliveryLedger {
+  failures = 1;
+
+  override async markSent(messageIds: readonly string[]): Promise<void> {
+    if (messageIds.length > 0 && this.failures-- > 0) {
+      throw new InfrastructureError('LedgerUnavailable', 'the delivery ledger (markSent) failed: Connection lost', {
+        retriable: true,
+      });
+    }
+    return super.markSent(messageIds);
+  }
+}
+
+let api: TestApi;
+let org: TestOrganization;
+let mail: TestMailServer;
+let tap: EventTap;
+let activity: Awaited<ReturnType<typeof freshActivityDatabase>>;
+let delivery: SmtpDelivery;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  org = await createTestOrganization(api.deps);
+  const mine = new Set([org.organizationId]);
+  mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
+  tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  activity = await freshActivityDatabase();
+  delivery = new SmtpDelivery(new RelayRouter(mail.host, mail.port), { heloName: 'sender.sendline.test' });
+});
+
+afterAll(async () => {
+  delivery?.close();
+  await activity?.drop();
+  await tap?.stop();
+  await mail?.stop();
+  await api?.close();
+});
+
+describe('a Redis fault between MessageSent and the ledger', () => {
+  it('appends the same MessageSent again; the message is delivered once and its details show one Sent', async () => {
+    const ledger = new LedgerFailingOnce(api.deps.redis, 60_000, uniqueName('test-sender'));
+    const pipeline = new DeliveryPipeline({
+      store: api.deps.store,
+      ledger,
+      dkimKeys: new DkimKeys(api.deps.accounts, secretKeyFromEnv()),
+      delivery,
+      suppressions: api.deps.suppressions,
+      limiter: new Limiter(10),
+      retryPolicy: SHORT_RETRIES,
+      now: Date.now,
+      random: Math.random,
+    });
+    const recipients = [`ann-${randomUUID().slice(0, 8)}@example.net`, `bob-${randomUUID().slice(0, 8)}@example.org`];
+    const response = await call(api.baseUrl, 'POST', '/email', {
+      key: org.liveKey,
+      body: email(`orders@${org.domain}`, recipients.join(', ')),
+    });
+    const messageId: string = response.body.MessageID;
+    const [accepted] = (await tap.waitForMessage(messageId, (found) => found.length > 0)) as [MessageAccepted];
+    const job = {
+      accepted,
+      acceptedValue: await api.deps.store.codec.encode(api.deps.store.topics.messages, accepted),
+      attempt: 1,
+      source: `${api.deps.store.topics.messages}:0:1`,
+    };
+
+    // The first run: MessageSent appended, then Redis fails; nothing was sent yet.
+    await expect(pipeline.run([job])).rejects.toMatchObject({ code: 'LedgerUnavailable', retriable: true });
+    expect(mail.deliveriesTo(recipients[0]!)).toBe(0);
+    // The handler runs again (at-least-once), and delivers.
+    await pipeline.run([job]);
+    const events = await tap.waitForMessage(
+      messageId,
+      (found) => found.filter((e) => e.type === 'MessageDelivered').length === 2,
+    );
+
+    const sent = tap.allEvents((e) => e.type === 'MessageSent' && dataOf(e).messageId === messageId);
+    expect(sent).toHaveLength(2);
+    expect(new Set(sent.map((e) => e.metadata.eventId)).size).toBe(1);
+    for (const recipient of recipients) expect(mail.deliveriesTo(recipient)).toBe(1);
+
+    // The activity store, fed every event as the projector would be (the duplicate included), shows one Sent.
+    const writer = new ClickHouseActivityWriter(activity.client, activity.database, { maxDelayMs: 10 });
+    const all = tap.allEvents((e) => dataOf(e).messageId === messageId) as MessageEvent[];
+    for (const event of all) await writer.write([{ event }]);
+    await writer.close();
+    const details = await new ClickHouseActivityReader(activity.client, activity.database).details(
+      org.organizationId,
+      messageId,
+    );
+    expect(details?.events.map((event) => [event.type, event.recipient]).sort()).toEqual(
+      [
+        ['Accepted', recipients[0]],
+        ['Accepted', recipients[1]],
+        ['Sent', recipients[0]],
+        ['Sent', recipients[1]],
+        ['Delivered', recipients[0]],
+        ['Delivered', recipients[1]],
+      ].sort(),
+    );
+    expect(events.filter((e) => e.type === 'MessageSent')).toHaveLength(1);
+  });
+});
