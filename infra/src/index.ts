@@ -14,6 +14,7 @@ export * from './redis/client';
 export * from './views/suppressionView';
 export * from './views/accountsView';
 export * from './views/allowance';
+export * from './views/positions';
 export * from './views/idempotency';
 export * from './activity';
 export * from './crypto/secretBox';

@@ -175,26 +175,25 @@ export class SendingService {
           else outcomes[entry.index] = { status: 200, body: entry.outcome.result };
         }
       } else {
-        const total = decided.reduce((sum, entry) => sum + entry.outcome.activeCount, 0);
-        if (await this.deps.allowance.reserve(org, period, total, limit)) {
+        // A hold per MessageID, checked against logged + held (an unlimited organization needs none). The
+        // projector turns a hold into a count when the message's event lands; one that never lands expires.
+        const holdsOf = (entries: typeof decided) =>
+          entries.map((entry) => ({
+            messageId: entry.outcome.result.MessageID,
+            recipients: entry.outcome.activeCount,
+          }));
+        if (limit === null || (await this.deps.allowance.reserve(org, period, holdsOf(decided), limit))) {
           toAppend.push(...decided);
         } else {
           for (const entry of decided) {
-            if (await this.deps.allowance.reserve(org, period, entry.outcome.activeCount, limit)) toAppend.push(entry);
+            if (await this.deps.allowance.reserve(org, period, holdsOf([entry]), limit)) toAppend.push(entry);
             else outcomes[entry.index] = refused('NotAllowedToSend');
           }
         }
         if (toAppend.length > 0) {
-          try {
-            await this.deps.store.append(toAppend.flatMap((entry) => entry.outcome.events));
-          } catch (error) {
-            await this.deps.allowance.release(
-              org,
-              period,
-              toAppend.reduce((sum, e) => sum + e.outcome.activeCount, 0),
-            );
-            throw error;
-          }
+          // No refund when the append fails: its event may still land (acknowledged after the timeout); the hold
+          // then becomes the message's count, and otherwise it expires.
+          await this.deps.store.append(toAppend.flatMap((entry) => entry.outcome.events));
           messagesAccepted.inc({ mode: 'live' }, toAppend.length);
           for (const entry of toAppend) outcomes[entry.index] = { status: 200, body: entry.outcome.result };
         }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AccountsView, OrganizationFingerprint, SuppressionView } from '@sendline/infra';
+import type { AccountsView, OrganizationFingerprint, Redis, SuppressionView } from '@sendline/infra';
 
 /** JSON with object keys and Map entries sorted, so equal content hashes equally. */
 export function canonicalJson(value: unknown): string {
@@ -62,4 +62,42 @@ export async function accountFingerprints(
     };
   });
   return new Map(prints.filter((p) => p.count > 0).map((p) => [p.organizationId, p]));
+}
+
+/** Per organization: its count from the log per month (`<ns>:allowance:<org>:<period>:logged`). One scan for all. */
+export async function allowanceFingerprints(
+  redis: Redis,
+  namespace: string,
+  organizations: string[],
+): Promise<Map<string, OrganizationFingerprint>> {
+  const wanted = new Set(organizations);
+  const keys = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', `${namespace}:allowance:*:logged`, 'COUNT', 1000);
+    cursor = next;
+    for (const key of found) keys.add(key);
+  } while (cursor !== '0');
+  const sorted = [...keys].sort();
+  const values: (string | null)[] = [];
+  for (let i = 0; i < sorted.length; i += 1000) values.push(...(await redis.mget(...sorted.slice(i, i + 1000))));
+  const months = new Map<string, Record<string, number>>();
+  for (const [i, key] of sorted.entries()) {
+    const [organizationId, period] = key.slice(`${namespace}:allowance:`.length).split(':');
+    if (!organizationId || !period || !wanted.has(organizationId)) continue;
+    const of = months.get(organizationId) ?? {};
+    of[period] = Number(values[i] ?? 0);
+    months.set(organizationId, of);
+  }
+  return new Map(
+    [...months].map(([organizationId, byMonth]) => [
+      organizationId,
+      {
+        organizationId,
+        count: Object.keys(byMonth).length,
+        checksum: sha256(canonicalJson(byMonth)),
+        counts: { months: Object.keys(byMonth).length, recipients: Object.values(byMonth).reduce((a, b) => a + b, 0) },
+      },
+    ]),
+  );
 }

@@ -2,6 +2,9 @@ export { startProjector, type ProjectorOptions, type RunningProjector } from './
 export {
   accountsHandler,
   activityHandler,
+  allowanceHandler,
+  positionedHandler,
+  REDIS_PROJECTIONS,
   groupOf,
   PROJECTIONS,
   suppressionsHandler,
@@ -27,4 +30,4 @@ export {
   type ReplayOptions,
   type ReplayReport,
 } from './replay';
-export { accountFingerprints, canonicalJson, suppressionFingerprints } from './fingerprints';
+export { accountFingerprints, allowanceFingerprints, canonicalJson, suppressionFingerprints } from './fingerprints';

@@ -1,7 +1,10 @@
 import {
   AccountsView,
+  AllowanceView,
   ClickHouseActivityWriter,
+  positionsKeyOf,
   SuppressionView,
+  ViewPositions,
   type ActivityWriterOptions,
   type ClickHouseClient,
   type EventStore,
@@ -14,8 +17,10 @@ import { consumerLag, type PartitionLag } from './offsets';
 import {
   accountsHandler,
   activityHandler,
+  allowanceHandler,
   groupOf,
   PROJECTIONS,
+  REDIS_PROJECTIONS,
   suppressionsHandler,
   topicsOf,
   type BatchHandler,
@@ -68,9 +73,11 @@ export interface RunningProjector {
 
 /**
  * The projector: one consumer group per view, each applying its topic's batches
- * at least once (offsets committed after the view was written), plus the retention
- * sweep and the lag gauge. Every view is idempotent, so a batch applied again after
- * a crash or a rebalance changes nothing.
+ * at least once, plus the retention sweep and the lag gauge. The Redis views
+ * (accounts, suppressions, allowance) keep their position per partition with their
+ * data, written in the same Lua script, and resume from it; the activity store
+ * resumes from the group's committed offsets (written after the rows). A batch
+ * applied again after a crash or a rebalance changes nothing.
  */
 export async function startProjector(options: ProjectorOptions): Promise<RunningProjector> {
   const logger = options.logger ?? pino({ level: 'silent' });
@@ -82,12 +89,20 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
   let sweep: RetentionSweep | undefined;
   const timers: { lag?: NodeJS.Timeout } = {};
 
+  const namespace = options.namespace ?? 'sl';
+  const positionsKey = (projection: ProjectionName) => positionsKeyOf(namespace, projection);
   const handlerOf = (projection: ProjectionName): BatchHandler => {
     switch (projection) {
       case 'accounts':
-        return accountsHandler(new AccountsView(options.redis, options.namespace));
+        return accountsHandler(new AccountsView(options.redis, namespace), options.redis, positionsKey(projection));
       case 'suppressions':
-        return suppressionsHandler(new SuppressionView(options.redis, options.namespace));
+        return suppressionsHandler(
+          new SuppressionView(options.redis, namespace),
+          options.redis,
+          positionsKey(projection),
+        );
+      case 'allowance':
+        return allowanceHandler(new AllowanceView(namespace), options.redis, positionsKey(projection));
       case 'activity':
         writer = new ClickHouseActivityWriter(options.clickhouse, options.database, {
           ...options.writer,
@@ -124,7 +139,34 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
     }
   };
 
+  // Redis back after a restart may have lost its last writes, positions included: every Redis view goes back to
+  // where its data says it is (a view that lost nothing re-reads nothing: it seeks to where it was).
+  let redisLost = false;
+  const onRedisError = () => {
+    redisLost = true;
+  };
+  const onRedisReady = () => {
+    if (!redisLost) return;
+    redisLost = false;
+    logger.info('Redis is back; the Redis views resume from their own positions');
+    for (const [i, projection] of projections.entries()) {
+      if (REDIS_PROJECTIONS.includes(projection)) {
+        void consumers[i]
+          ?.resync()
+          .catch((error: unknown) => logger.warn({ err: error, projection }, 'resuming from the view failed'));
+      }
+    }
+  };
+  options.redis.on('error', onRedisError);
+  options.redis.on('end', onRedisError);
+  options.redis.on('close', onRedisError);
+  options.redis.on('ready', onRedisReady);
+
   const stop = async () => {
+    options.redis.off('error', onRedisError);
+    options.redis.off('end', onRedisError);
+    options.redis.off('close', onRedisError);
+    options.redis.off('ready', onRedisReady);
     clearInterval(timers.lag);
     // Write what is buffered now, so the batches in hand finish quickly and get committed.
     const flushing = writer?.flush().catch(() => undefined);
@@ -148,10 +190,15 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
           maxAttempts: options.maxAttempts ?? 20,
           maxRetryDelayMs: 30_000,
           ...(options.sessionTimeoutMs ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
-          handleBatch: async (items) => {
-            await handle(items);
+          handleBatch: async (items, range) => {
+            await handle(items, range);
             metrics.events.inc({ projection }, items.length);
           },
+          // A Redis view resumes from its own position, not from the group's committed offset (the activity
+          // store in ClickHouse is idempotent by its table engine and keeps the group's offsets).
+          ...(REDIS_PROJECTIONS.includes(projection)
+            ? { positions: new ViewPositions(options.redis, positionsKey(projection)) }
+            : {}),
           onError: (error, item) => {
             metrics.failures.inc({ projection });
             logger.warn(

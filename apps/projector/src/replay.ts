@@ -3,7 +3,9 @@ import cliProgress from 'cli-progress';
 import type { Logger } from 'pino';
 import {
   AccountsView,
+  AllowanceView,
   activityFingerprints,
+  positionsKeyOf,
   ClickHouseActivityWriter,
   dropExpiredPartitions,
   migrate,
@@ -17,11 +19,12 @@ import {
   type Redis,
   type StoredEvent,
 } from '@sendline/infra';
-import { accountFingerprints, suppressionFingerprints } from './fingerprints';
+import { accountFingerprints, allowanceFingerprints, suppressionFingerprints } from './fingerprints';
 import { committedOffsets, endOffsets, groupHasMembers, readRange, remaining, slotOf, type Offsets } from './offsets';
 import {
   accountsHandler,
   activityHandler,
+  allowanceHandler,
   groupOf,
   suppressionsHandler,
   topicsOf,
@@ -331,19 +334,27 @@ async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
   return [...new Set(keys)];
 }
 
-function redisTarget(view: 'suppressions' | 'accounts', options: ReplayOptions, id: string): Target {
+function redisTarget(view: 'suppressions' | 'accounts' | 'allowance', options: ReplayOptions, id: string): Target {
   const redis = options.redis;
   if (!redis) throw new Error(`replaying ${view} needs options.redis`);
   const live = options.namespace ?? 'sl';
   const rebuilt = `${live}.replay.${id}`;
   if (/[*?[\]\s]/.test(live)) throw new Error(`namespace ${JSON.stringify(live)} holds glob characters`);
-  const patterns = (ns: string) =>
-    view === 'suppressions' ? [`${ns}:suppressions:*`] : [`${ns}:apikey:*`, `${ns}:org:*`, `${ns}:organizations`];
+  // The view's keys, its positions included: a rebuilt view carries the positions it was built up to. The
+  // allowance's holds (`<ns>:holds:*`) are the API's, not the view's, and are left alone.
+  const viewPatterns = {
+    suppressions: (ns: string) => [`${ns}:suppressions:*`],
+    accounts: (ns: string) => [`${ns}:apikey:*`, `${ns}:org:*`, `${ns}:organizations`],
+    allowance: (ns: string) => [`${ns}:allowance:*`],
+  }[view];
+  const patterns = (ns: string) => [...viewPatterns(ns), positionsKeyOf(ns, view)];
   const keysOf = async (ns: string) => (await Promise.all(patterns(ns).map((p) => scanKeys(redis, p)))).flat();
-  const handlerFor = (ns: string) =>
-    view === 'suppressions'
-      ? suppressionsHandler(new SuppressionView(redis, ns))
-      : accountsHandler(new AccountsView(redis, ns));
+  const handlerFor = (ns: string) => {
+    const positions = positionsKeyOf(ns, view);
+    if (view === 'suppressions') return suppressionsHandler(new SuppressionView(redis, ns), redis, positions);
+    if (view === 'accounts') return accountsHandler(new AccountsView(redis, ns), redis, positions);
+    return allowanceHandler(new AllowanceView(ns), redis, positions);
+  };
 
   /** Organizations a namespace holds anything for, from its keys and its organization set. */
   const organizationsOf = async (ns: string): Promise<string[]> => {
@@ -354,6 +365,10 @@ function redisTarget(view: 'suppressions' | 'accounts', options: ReplayOptions, 
         if (key !== setKey) ids.add(key.slice(`${ns}:suppressions:`.length));
       }
       for (const org of await new SuppressionView(redis, ns).organizations()) ids.add(org);
+    } else if (view === 'allowance') {
+      for (const key of await scanKeys(redis, `${ns}:allowance:*:logged`)) {
+        ids.add(key.slice(`${ns}:allowance:`.length).split(':')[0]!);
+      }
     } else {
       for (const key of await scanKeys(redis, `${ns}:org:*`)) ids.add(key.slice(`${ns}:org:`.length).split(':')[0]!);
       for (const org of await new AccountsView(redis, ns).organizations()) ids.add(org);
@@ -363,7 +378,9 @@ function redisTarget(view: 'suppressions' | 'accounts', options: ReplayOptions, 
   const fingerprintsOf = async (ns: string, organizations: string[]) =>
     view === 'suppressions'
       ? suppressionFingerprints(new SuppressionView(redis, ns), organizations)
-      : accountFingerprints(new AccountsView(redis, ns), organizations);
+      : view === 'allowance'
+        ? allowanceFingerprints(redis, ns, organizations)
+        : accountFingerprints(new AccountsView(redis, ns), organizations);
   const removeKeys = async (keys: string[]) => {
     for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
   };

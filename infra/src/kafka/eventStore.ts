@@ -17,6 +17,7 @@ import { backoffDelay, sleep, type RetryOptions } from '../retry';
 import { EventCodec, type EncodableEvent } from '../registry/codec';
 import { BrokerReachability } from './reachability';
 import { routeEvent, type Route, type RoutableEvent } from './routing';
+import { slotKey, ViewBehindError, type BatchRange } from '../views/positions';
 import {
   deadLetterRecord,
   deadLetterTopicConfig,
@@ -272,6 +273,35 @@ export class EventStore {
     const isRetriable = (error: unknown) => declaredRetriable(error) ?? retryUnknown;
     const stopping = new AbortController();
 
+    // A handler that keeps its position with its data (a Redis view) is where each partition resumes: right after
+    // the last event its store holds, not at the group's committed offset (which may be past writes the store lost).
+    const positions = options.positions;
+    /** Partitions assigned to this member now (from the last join). */
+    let assigned: { topic: string; partition: number }[] = [];
+    /** Where a partition was last sought to, until its next batch: Kafka may start later (retention). */
+    const sought = new Map<string, bigint>();
+    const seekTo = (topic: string, partition: number, offset: bigint) => {
+      sought.set(slotKey(topic, partition), offset);
+      consumer.seek({ topic, partition, offset: String(offset) });
+    };
+    /** Seeks every assigned partition to its store's position (at start, after a rebalance, after a store restart). */
+    const resync = async () => {
+      if (!positions) return;
+      for (const { topic, partition } of assigned) {
+        const applied = await positions.applied(topic, partition);
+        seekTo(topic, partition, applied === null ? 0n : applied + 1n);
+      }
+    };
+    if (positions) {
+      consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+        assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
+          partitions.map((partition) => ({ topic, partition })),
+        );
+        // Without the store (down now), each batch's guard still finds out where the view is.
+        void resync().catch(() => undefined);
+      });
+    }
+
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -284,6 +314,22 @@ export class EventStore {
           await sleep(Math.min(OUTAGE_MAX_WAIT_MS, 200 * 2 ** Math.min(outages, 5)), stopping.signal);
           if (!isRunning() || isStale()) return false;
           await heartbeat();
+          return true;
+        };
+        // A seek is pending for this partition: this batch was fetched before it and goes nowhere.
+        if (positions && isStale()) return;
+        const slot = slotKey(batch.topic, batch.partition);
+        const fetchedOffset = (batch as { fetchedOffset?: string }).fetchedOffset ?? batch.firstOffset() ?? '0';
+        // The batch holds every event of the partition from where it was fetched; after a seek Kafka starts
+        // later only when the events in between are gone (retention), so the batch is complete from the seek on.
+        const soughtTo = sought.get(slot);
+        sought.delete(slot);
+        const from = soughtTo !== undefined && BigInt(fetchedOffset) > soughtTo ? String(soughtTo) : fetchedOffset;
+        const lastOffset = batch.messages.at(-1)?.offset;
+        /** The handler's store is behind this batch: go back to where it is, drop the batch, commit nothing. */
+        const behind = (error: unknown): boolean => {
+          if (!(error instanceof ViewBehindError)) return false;
+          seekTo(error.topic, error.partition, error.nextOffset);
           return true;
         };
         const items: ConsumedEvent[] = [];
@@ -324,11 +370,16 @@ export class EventStore {
         if (decoded.length > 0 && options.handleBatch) {
           for (let outages = 0; ; outages++) {
             try {
-              await options.handleBatch(decoded);
-              const last = batch.messages.at(-1);
-              if (last) await commitUpTo(last.offset);
+              await options.handleBatch(decoded, {
+                topic: batch.topic,
+                partition: batch.partition,
+                from,
+                to: lastOffset ?? decoded.at(-1)!.position.offset,
+              });
+              if (lastOffset) await commitUpTo(lastOffset);
               return;
             } catch (error) {
+              if (behind(error)) return;
               if (!isRunning() || isStale()) return;
               options.onError?.(error, undefined);
               // A service out of reach: the whole batch waits for it and goes again.
@@ -348,9 +399,13 @@ export class EventStore {
             for (let attempt = 1; ; attempt++) {
               try {
                 if (options.handle) await options.handle(single);
-                else if (options.handleBatch) await options.handleBatch([single]);
+                else if (options.handleBatch) {
+                  const { topic, partition, offset } = single.position;
+                  await options.handleBatch([single], { topic, partition, from: null, to: offset });
+                }
                 break;
               } catch (error) {
+                if (behind(error)) return;
                 options.onError?.(error, single);
                 // A service out of reach does not count against the event: wait for it, then try again.
                 if (isOutage(error)) {
@@ -370,11 +425,14 @@ export class EventStore {
           }
           await commitUpTo(item.message.offset);
         }
+        // Events dead-lettered or undecodable at the end of the batch: the store's position passes them too.
+        if (positions && lastOffset) await positions.advance(batch.topic, batch.partition, lastOffset);
       },
     });
 
     return {
       consumer,
+      resync,
       stop: async () => {
         stopping.abort();
         await consumer.disconnect();
@@ -520,8 +578,19 @@ export interface ConsumeOptions {
   topics: string[];
   /** One event at a time. */
   handle?: (item: ConsumedEvent<StoredEvent>) => Promise<void>;
-  /** A whole batch at once (projectors writing in bulk); falls back to single events when it throws. */
-  handleBatch?: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>;
+  /**
+   * A whole batch at once (projectors writing in bulk); falls back to single events when it throws. `range` says
+   * which partition the batch is of and which offsets it covers (for a handler that keeps its position). A
+   * handler whose store is behind `range.from` throws ViewBehindError: the consumer seeks back to where the store
+   * is and commits nothing.
+   */
+  handleBatch?: (items: ConsumedEvent<StoredEvent>[], range: BatchRange) => Promise<void>;
+  /**
+   * The handler's own positions (a view that keeps its position with its data): each assigned partition starts
+   * right after the last event the store applied (from the beginning when it has none), not at the group's
+   * committed offset.
+   */
+  positions?: ConsumerPositions;
   fromBeginning?: boolean;
   /** Attempts per event before it goes to the dead-letter topic (default 5). */
   maxAttempts?: number;
@@ -537,8 +606,18 @@ export interface ConsumeOptions {
   onError?: (error: unknown, item: ConsumedEvent<StoredEvent> | undefined) => void;
 }
 
+/** Where the handler's store stands, per partition (see ConsumeOptions.positions). */
+export interface ConsumerPositions {
+  /** The offset of the last event the store applied, or null when it holds none. */
+  applied(topic: string, partition: number): Promise<bigint | null>;
+  /** Records that every event up to `offset` was dealt with (dead-lettered or undecodable ones included). */
+  advance(topic: string, partition: number, offset: string): Promise<void>;
+}
+
 export interface RunningConsumer {
   consumer: Consumer;
+  /** Seeks every assigned partition to the store's position again (after the store restarted, say). */
+  resync(): Promise<void>;
   stop(): Promise<void>;
 }
 

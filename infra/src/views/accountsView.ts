@@ -9,6 +9,7 @@ import {
   type Scope,
 } from '@sendline/domain';
 import type { Redis } from 'ioredis';
+import type { ViewWriter } from './positions';
 
 /** What the API needs to authenticate a request, read in one round trip by the key's hash. */
 export interface StoredApiKey extends ApiKeyRecord {
@@ -51,85 +52,92 @@ export class AccountsView {
     return `${this.namespace}:organizations`;
   }
 
+  /** Applies events at once, without a position (the console reading its own write right after the broker's ack). */
   async apply(events: readonly AccountEvent[]): Promise<void> {
     if (events.length === 0) return;
     const p = this.redis.pipeline();
-    for (const event of events) {
-      const org = event.metadata.organizationId;
-      const at = event.metadata.occurredAt;
-      switch (event.type) {
-        case 'OrganizationCreated':
-          p.hset(this.organizationKey(org), { id: org, name: event.data.name, createdAt: at });
-          p.sadd(this.organizationsKey, org);
-          break;
-        case 'MemberAdded':
-          p.hset(
-            this.entitiesKey(org, 'members'),
-            event.data.email,
-            JSON.stringify({ role: event.data.role, addedAt: at } satisfies MemberState),
-          );
-          break;
-        case 'MemberRemoved':
-          p.hdel(this.entitiesKey(org, 'members'), event.data.email);
-          break;
-        case 'DomainAdded': {
-          const { domain, ...keys } = event.data;
-          const state: DomainState = { ...keys, verified: false, verifiedAt: null, addedAt: at };
-          p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
-          break;
-        }
-        case 'DomainVerified': {
-          const { domain, addedAt, ...keys } = event.data;
-          const state: DomainState = { ...keys, verified: true, verifiedAt: at, addedAt };
-          p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
-          break;
-        }
-        case 'DomainRemoved':
-          p.hdel(this.entitiesKey(org, 'domains'), event.data.domain);
-          break;
-        case 'ApiKeyIssued':
-        case 'ApiKeyRevoked': {
-          const revoked = event.type === 'ApiKeyRevoked';
-          const { keyPrefix, ...key } = event.data;
-          const issuedAt = event.type === 'ApiKeyRevoked' ? event.data.issuedAt : at;
-          const state: ApiKeyState = {
-            keyId: key.keyId,
-            name: key.name,
-            scopes: key.scopes,
-            mode: key.mode,
-            keyHash: key.keyHash,
-            prefix: keyPrefix,
-            issuedAt,
-            revokedAt: revoked ? at : null,
-          };
-          p.hset(this.entitiesKey(org, 'keys'), key.keyId, JSON.stringify(state));
-          p.hset(this.apiKeyKey(key.keyHash), {
-            keyId: key.keyId,
-            organizationId: org,
-            name: key.name,
-            mode: key.mode,
-            scopes: key.scopes.join(','),
-            prefix: keyPrefix,
-            revoked: revoked ? '1' : '0',
-          });
-          break;
-        }
-        case 'AllowanceSet':
-          p.hset(
-            this.organizationKey(org),
-            'messagesPerMonth',
-            event.data.messagesPerMonth === null ? '' : String(event.data.messagesPerMonth),
-          );
-          break;
-        default: {
-          const _exhaustive: never = event;
-          throw new Error(`unknown account event ${JSON.stringify(_exhaustive)}`);
-        }
-      }
-    }
+    for (const event of events) this.write(p, event);
     const results = await p.exec();
     const failed = results?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
+  }
+
+  /** The view's writes for one event (the projector adds them to its batch, with the view's position). */
+  write(p: ViewWriter, event: AccountEvent): void {
+    const org = event.metadata.organizationId;
+    const at = event.metadata.occurredAt;
+    switch (event.type) {
+      case 'OrganizationCreated':
+        p.hset(this.organizationKey(org), 'id', org);
+        p.hset(this.organizationKey(org), 'name', event.data.name);
+        p.hset(this.organizationKey(org), 'createdAt', String(at));
+        p.sadd(this.organizationsKey, org);
+        break;
+      case 'MemberAdded':
+        p.hset(
+          this.entitiesKey(org, 'members'),
+          event.data.email,
+          JSON.stringify({ role: event.data.role, addedAt: at } satisfies MemberState),
+        );
+        break;
+      case 'MemberRemoved':
+        p.hdel(this.entitiesKey(org, 'members'), event.data.email);
+        break;
+      case 'DomainAdded': {
+        const { domain, ...keys } = event.data;
+        const state: DomainState = { ...keys, verified: false, verifiedAt: null, addedAt: at };
+        p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
+        break;
+      }
+      case 'DomainVerified': {
+        const { domain, addedAt, ...keys } = event.data;
+        const state: DomainState = { ...keys, verified: true, verifiedAt: at, addedAt };
+        p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
+        break;
+      }
+      case 'DomainRemoved':
+        p.hdel(this.entitiesKey(org, 'domains'), event.data.domain);
+        break;
+      case 'ApiKeyIssued':
+      case 'ApiKeyRevoked': {
+        const revoked = event.type === 'ApiKeyRevoked';
+        const { keyPrefix, ...key } = event.data;
+        const issuedAt = event.type === 'ApiKeyRevoked' ? event.data.issuedAt : at;
+        const state: ApiKeyState = {
+          keyId: key.keyId,
+          name: key.name,
+          scopes: key.scopes,
+          mode: key.mode,
+          keyHash: key.keyHash,
+          prefix: keyPrefix,
+          issuedAt,
+          revokedAt: revoked ? at : null,
+        };
+        p.hset(this.entitiesKey(org, 'keys'), key.keyId, JSON.stringify(state));
+        const record = {
+          keyId: key.keyId,
+          organizationId: org,
+          name: key.name,
+          mode: key.mode,
+          scopes: key.scopes.join(','),
+          prefix: keyPrefix,
+          revoked: revoked ? '1' : '0',
+        };
+        for (const [field, value] of Object.entries(record)) p.hset(this.apiKeyKey(key.keyHash), field, value);
+        break;
+      }
+      case 'AllowanceSet':
+        p.hset(
+          this.organizationKey(org),
+          'messagesPerMonth',
+          event.data.messagesPerMonth === null ? '' : String(event.data.messagesPerMonth),
+        );
+        break;
+      default: {
+        const _exhaustive: never = event;
+        throw new Error(`unknown account event ${JSON.stringify(_exhaustive)}`);
+      }
+    }
   }
 
   /** The key record for a key's SHA-256 hash, or null. One round trip. */

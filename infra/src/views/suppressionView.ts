@@ -1,5 +1,6 @@
 import type { SuppressionEvent, SuppressionOrigin, SuppressionReason } from '@sendline/domain';
 import type { Redis } from 'ioredis';
+import type { ViewWriter } from './positions';
 
 export interface SuppressionEntry {
   emailAddress: string;
@@ -29,20 +30,24 @@ export class SuppressionView {
     return `${this.namespace}:suppressions:organizations`;
   }
 
+  /** The view's writes for one event (the projector adds them to its batch, with the view's position). */
+  write(writer: ViewWriter, event: SuppressionEvent): void {
+    const key = this.keyOf(event.metadata.organizationId);
+    const address = event.data.emailAddress.toLowerCase();
+    if (event.type === 'SuppressionAdded') {
+      const { reason, origin, createdAt } = event.data;
+      writer.hsetnx(key, address, JSON.stringify({ reason, origin, createdAt }));
+      writer.sadd(this.organizationsKey, event.metadata.organizationId);
+    } else {
+      writer.hdel(key, address);
+    }
+  }
+
+  /** Applies events at once, without a position (a writer reading its own write right after the broker's ack). */
   async apply(events: readonly SuppressionEvent[]): Promise<void> {
     if (events.length === 0) return;
     const pipeline = this.redis.pipeline();
-    for (const event of events) {
-      const key = this.keyOf(event.metadata.organizationId);
-      const address = event.data.emailAddress.toLowerCase();
-      if (event.type === 'SuppressionAdded') {
-        const { reason, origin, createdAt } = event.data;
-        pipeline.hsetnx(key, address, JSON.stringify({ reason, origin, createdAt }));
-        pipeline.sadd(this.organizationsKey, event.metadata.organizationId);
-      } else {
-        pipeline.hdel(key, address);
-      }
-    }
+    for (const event of events) this.write(pipeline, event);
     const results = await pipeline.exec();
     const failed = results?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
