@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, type TestOrganization } from '../support/api';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
 import { addresses, freshEventStore } from '../support/services';
-import { post, sleep, waitUntil, type Answer } from './harness';
+import { errorAnswersOf, keyedLoad, post, sleep, summarize, waitUntil, type Answer } from './harness';
+import { startPipeline, type Pipeline } from './pipeline';
 
 /**
  * Issue 11, item 3 ("fail fast with the right answer") and the rows "Redis killed during sends" (every send hung
@@ -170,6 +171,15 @@ class PrivateRedis {
     }
   }
 
+  /** SIGSTOP / SIGCONT: a Redis that keeps its connections open and answers nothing (hung, swapped out). */
+  pause(): void {
+    this.child?.kill('SIGSTOP');
+  }
+
+  resume(): void {
+    this.child?.kill('SIGCONT');
+  }
+
   async kill(): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -274,12 +284,53 @@ describe('Redis killed (SIGKILL) during sends', () => {
     const after = await Promise.all([1, 2, 3].map((i) => post(baseUrl, '/email', org.liveKey, message(org, 100 + i))));
     for (const answer of after) expect(answer.status, JSON.stringify(answer)).toBe(200);
 
-    figures.redis = {
+    figures.redisKilled = {
       answersMs: { max: Math.max(...answers.map((a) => a.ms)), min: Math.min(...answers.map((a) => a.ms)) },
       answers: answers.length,
       readyzDownAfterKillMs: readyzDown,
       readyzUpAfterRestartMs: readyzUp,
       firstSendAcceptedAfterRestartMs: firstSendAfter,
+    };
+  });
+});
+
+describe('Redis hung (SIGSTOP): connections open, no answers', () => {
+  let redis: PrivateRedis;
+  let api: RunningApi & { org: TestOrganization };
+
+  beforeAll(async () => {
+    redis = new PrivateRedis(await freePort());
+    await redis.start();
+    api = await startApi({ ...addresses, redisUrl: redis.url });
+  });
+
+  afterAll(async () => {
+    redis?.resume();
+    await api?.close();
+    await redis?.remove();
+  });
+
+  it('answers sends 503 within 2 s while it is hung, /readyz says so, and sends are accepted once it answers again', async () => {
+    const { org, baseUrl, root } = api;
+    expect((await post(baseUrl, '/email', org.liveKey, message(org, 0))).status).toBe(200);
+    redis.pause();
+    const pausedAt = Date.now();
+    const detection = readyzBecomes(root, 503, pausedAt, PROMISE_MS + 2000);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => post(baseUrl, '/email', org.liveKey, message(org, i + 1))),
+    );
+    await sleep(200);
+    answers.push(...(await Promise.all([7, 8].map((i) => post(baseUrl, '/email', org.liveKey, message(org, i))))));
+    for (const answer of answers) expectUnavailable(answer, /Redis/);
+    const readyzDown = await detection;
+    redis.resume();
+    const resumedAt = Date.now();
+    const readyzUp = await readyzBecomes(root, 200, resumedAt, 5000);
+    expect((await post(baseUrl, '/email', org.liveKey, message(org, 9))).status).toBe(200);
+    figures.redisHung = {
+      answersMs: { max: Math.max(...answers.map((a) => a.ms)), min: Math.min(...answers.map((a) => a.ms)) },
+      readyzDownAfterPauseMs: readyzDown,
+      readyzUpAfterResumeMs: readyzUp,
     };
   });
 });
@@ -526,5 +577,93 @@ describe('a consumer while Redis is down (SIGKILL) for a few seconds', () => {
       await store.disconnect();
       client.disconnect();
     }
+  });
+});
+
+describe('Redis killed (SIGKILL) during keyed sends, the whole path as npm start runs it', () => {
+  let stack: PrivateStack;
+  let pipeline: Pipeline;
+
+  beforeAll(async () => {
+    stack = await startPrivateStack({ name: 'chaos-fail-fast-redis' });
+    pipeline = await startPipeline(stack.addresses);
+  });
+
+  afterAll(async () => {
+    await pipeline?.close();
+    await stack?.stop();
+  });
+
+  it('answers 503 with Retry-After within 2 s while Redis is down; the API, sender and projector carry on once it is back', async () => {
+    const count = 150;
+    const loading = keyedLoad({
+      baseUrl: pipeline.baseUrl,
+      apiKey: pipeline.org.liveKey,
+      count,
+      ratePerSecond: 15,
+      message: (i) => pipeline.message(i),
+      retryForMs: 60_000,
+      retryDelayMs: 500,
+    });
+    await sleep(3000);
+    const killing = Date.now();
+    await stack.kill('redis');
+    const killedAt = Date.now();
+    await sleep(5000);
+    await stack.start('redis');
+    const restartedAt = Date.now();
+    const sends = await loading;
+    const summary = summarize(sends);
+
+    // Every error answer came fast, as a Postmark-style 503 with Retry-After; no 500, no dropped connection.
+    const errors = errorAnswersOf(sends);
+    console.log(
+      'answers over 1 s (started after the kill, ms):',
+      JSON.stringify(
+        sends
+          .flatMap((send) => send.answers)
+          .filter((a) => a.ms > 1000)
+          .map((a) => ({ status: a.status, afterKill: a.at - killedAt, afterRestart: a.at - restartedAt, ms: a.ms })),
+      ),
+    );
+    expect(errors.length, JSON.stringify(summary)).toBeGreaterThan(0);
+    for (const answer of errors) expectUnavailable(answer, /Redis/);
+    expect(summary.transportFailures).toEqual({});
+    // Every send was accepted in the end (its keyed retries), each under a MessageID of its own.
+    expect(summary.unanswered, JSON.stringify(summary)).toBe(0);
+    expect(summary.distinctMessageIds).toBe(count);
+    const firstAcceptedAfterRestart = Math.min(
+      ...sends.flatMap((send) =>
+        send.answers.filter((a) => a.status === 200 && a.at >= restartedAt).map((a) => a.at + a.ms),
+      ),
+    );
+
+    // The sender and the projector (the same processes) carry on: each accepted message reaches the mail server.
+    const expected = new Set(sends.map((send) => send.messageId!));
+    await waitUntil(
+      () => [...expected].every((id) => pipeline.deliveriesByMessageId().has(id)),
+      120_000,
+      `every accepted message to be delivered:\n${pipeline.sender.output.slice(-3000)}`,
+    );
+    const lastDeliveredAfterRestartMs = Date.now() - restartedAt;
+    // The projector's activity view shows them too (read through the same API process).
+    await waitUntil(
+      async () => {
+        const answer = await get(`${pipeline.baseUrl}/messages/outbound?count=1&offset=0`, pipeline.org.liveKey);
+        return answer.status === 200 && answer.body.TotalCount >= count;
+      },
+      60_000,
+      `the activity view to show every message:\n${pipeline.projector.output.slice(-3000)}`,
+    );
+    expect(pipeline.api.running && pipeline.sender.running && pipeline.projector.running).toBe(true);
+
+    figures.redisEndToEnd = {
+      ...summary,
+      killCommandMs: killedAt - killing,
+      downForMs: restartedAt - killedAt,
+      slowestErrorAnswerMs: Math.max(...errors.map((a) => a.ms)),
+      firstAcceptedAfterRestartMs: firstAcceptedAfterRestart - restartedAt,
+      allDeliveredAfterRestartMs: lastDeliveredAfterRestartMs,
+    };
   });
 });

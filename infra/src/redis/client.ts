@@ -5,9 +5,10 @@ export type { Redis };
 export interface RedisClientOptions {
   lazyConnect?: boolean;
   /**
-   * How long a command may wait for its answer, queued while the connection is down included (default 1000 ms).
-   * Past it the command fails ("Command timed out"), so a dead or hung Redis costs a request about a second,
-   * not a hang: the API answers 503 within its 2 s promise.
+   * How long a command may wait for its answer once sent (default 800 ms). Past it the command fails ("Command
+   * timed out"), so a Redis that accepts connections and does not answer (hung, overloaded) costs a request at
+   * most about twice this (auto-pipelining sends the next pipeline once the previous one settled), not a hang:
+   * the API answers 503 within its 2 s promise.
    */
   commandTimeoutMs?: number;
 }
@@ -17,8 +18,10 @@ export const REDIS_RECONNECT_MAX_DELAY_MS = 500;
 
 /**
  * A Redis client that fails fast and heals by itself:
- * - commands issued while the connection is down wait in the offline queue (so a client used right after its
- *   creation, or during a reconnect of a few milliseconds, just works) but never longer than `commandTimeoutMs`;
+ * - until the first connection is ready, commands wait in the offline queue (a client used right after its
+ *   creation just works, within `commandTimeoutMs`); from then on a command issued while the connection is down
+ *   fails at once ("Stream isn't writeable"): queued, it would wait for the commands ahead of it to time out
+ *   first, one auto-pipeline after the other, and a request would hang for seconds;
  * - commands in flight when the connection drops are tried once more on the next connection, then fail;
  * - it reconnects forever, every 50 ms growing to 500 ms, so a Redis that comes back is used again within half a
  *   second, without restarting the process.
@@ -29,7 +32,7 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     lazyConnect: options.lazyConnect ?? false,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
-    commandTimeout: options.commandTimeoutMs ?? 1000,
+    commandTimeout: options.commandTimeoutMs ?? 800,
     connectTimeout: 1000,
     retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
     // Commands issued in the same tick (concurrent requests' lookups) leave in one write.
@@ -37,6 +40,9 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
   });
   // Connection failures are seen by the commands that fail and by /readyz; one line when the connection is lost
   // and one when it is back (without a listener ioredis would print every reconnection attempt).
+  redis.once('ready', () => {
+    redis.options.enableOfflineQueue = false;
+  });
   let lost = false;
   redis.on('error', (error: Error) => {
     if (lost) return;
