@@ -87,6 +87,13 @@ export const ERROR_CATALOGUE = {
   ),
   /** The request (or the message it describes) is larger than allowed. */
   PayloadTooLarge: entry(300, 413, '{detail}', 'The request is too large.'),
+  /** Ours: the path exists but not with this method; answered with `Allow` listing the methods it has. */
+  MethodNotAllowed: entry(
+    1310,
+    405,
+    'The method {method} is not allowed on {path}; it allows {allowed}.',
+    'This method is not allowed on this path.',
+  ),
   /** Ours: an Idempotency-Key was used before with a different request. */
   IdempotencyKeyReused: entry(1300, 409, 'This Idempotency-Key was already used with a different request.'),
   RateLimited: entry(

@@ -39,6 +39,7 @@ describe('error catalogue', () => {
       MessageNotFound: [701, 404],
       InvalidMessageStream: [1235, 422],
       PayloadTooLarge: [300, 413],
+      MethodNotAllowed: [1310, 405],
       IdempotencyKeyReused: [1300, 409],
       RateLimited: [429, 429],
       ServiceUnavailable: [503, 503],

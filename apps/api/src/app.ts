@@ -12,7 +12,9 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { authenticate } from './auth';
 import { registerErrorHandling } from './errors';
+import { methodNotAllowed } from './methodNotAllowed';
 import { registerMetrics } from './metrics';
+import { DOCUMENTED, documentSchema } from './openapi';
 import { accountRoutes } from './routes/account';
 import { activityRoutes } from './routes/activity';
 import { emailRoutes } from './routes/email';
@@ -57,12 +59,18 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
       : { logger: (logger as boolean | { level: string } | undefined) ?? false }),
     bodyLimit: SINGLE_BODY_LIMIT,
     // Types are not coerced: a To of 5 is an error, not the string "5".
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // DOCUMENTED is for the OpenAPI document only (see openapi.ts): validation ignores it.
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, keywords: [DOCUMENTED] },
+    },
     trustProxy: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
+  const undeclaredMethods = methodNotAllowed(app);
   // A GET from Postmark's client carries Content-Type: application/json and no body: fine.
+  // Only JSON bodies: any other type (text/plain included, which fastify parses by default) is 415, ErrorCode 409.
+  app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '' && (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')) {
@@ -95,6 +103,7 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
       },
       security: [{ bearer: [] }, { serverToken: [] }],
     },
+    transform: ({ schema, url }) => ({ schema: documentSchema(schema), url }),
   });
 
   app.decorateRequest('apiKey', null);
@@ -112,5 +121,6 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
     },
     { prefix: '/v1' },
   );
+  undeclaredMethods.answerUndeclaredMethods();
   return app;
 }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { ApiDependencies } from '../app';
 import { requireKey } from '../auth';
+import { errorResponses } from '../openapi';
 
 const Iso = Type.String({ description: 'ISO 8601 timestamp, UTC, with milliseconds' });
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -50,7 +51,11 @@ export function accountRoutes(deps: ApiDependencies) {
       '/me',
       {
         config: { scope: 'any' },
-        schema: { tags: ['account'], summary: 'The organization and the calling key', response: { 200: MeResponse } },
+        schema: {
+          tags: ['account'],
+          summary: 'The organization and the calling key',
+          response: { 200: MeResponse, ...errorResponses([401, 503]) },
+        },
       },
       async (request) => {
         const key = requireKey(request);
@@ -69,7 +74,7 @@ export function accountRoutes(deps: ApiDependencies) {
         schema: {
           tags: ['account'],
           summary: 'The organization’s sending domains and their DNS records',
-          response: { 200: DomainsResponse },
+          response: { 200: DomainsResponse, ...errorResponses([401, 403, 503]) },
         },
       },
       async (request) => {
@@ -94,7 +99,11 @@ export function accountRoutes(deps: ApiDependencies) {
       '/members',
       {
         config: { scope: 'members:read' },
-        schema: { tags: ['account'], summary: 'The organization’s members', response: { 200: MembersResponse } },
+        schema: {
+          tags: ['account'],
+          summary: 'The organization’s members',
+          response: { 200: MembersResponse, ...errorResponses([401, 403, 503]) },
+        },
       },
       async (request) => {
         const key = requireKey(request);

@@ -4,27 +4,40 @@ import { Type } from 'typebox';
 import type { ApiDependencies } from '../app';
 import { requireKey } from '../auth';
 import { ApiError } from '../errors';
+import { documentedEnum, errorResponses } from '../openapi';
 
 const MAX_COUNT = 500;
-const Digits = Type.String({ pattern: '^[0-9]+$' });
+/** 1 to 500 (leading zeros allowed); a number past that is refused by the schema, as any other count. */
+const Count = Type.String({ pattern: '^0*([1-9][0-9]?|[1-4][0-9][0-9]|500)$', description: '1 to 500; default 100' });
+const Offset = Type.String({ pattern: '^[0-9]{1,9}$', description: 'default 0' });
+/** Postmark's `YYYY-MM-DD` (the whole day) or `YYYY-MM-DDTHH:MM:SS` (UTC unless a zone is given). */
+const DateFilter = Type.String({
+  pattern:
+    '^(|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,3})?(Z|[+-]([01][0-9]|2[0-3]):?[0-5][0-9])?)?)$',
+  description: 'YYYY-MM-DD (whole day, UTC) or YYYY-MM-DDTHH:MM:SS (UTC unless a zone is given)',
+});
+const StreamFilter = documentedEnum(Type.String({ description: "Only 'outbound' (empty: no filter)" }), [
+  'outbound',
+  '',
+]);
 
 /** Postmark's documented lower-case names and the camelCase its clients send are both accepted. */
 const ListQuery = Type.Object(
   {
-    count: Type.Optional(Digits),
-    offset: Type.Optional(Digits),
+    count: Type.Optional(Count),
+    offset: Type.Optional(Offset),
     recipient: Type.Optional(Type.String()),
     fromemail: Type.Optional(Type.String()),
     fromEmail: Type.Optional(Type.String()),
     tag: Type.Optional(Type.String()),
     status: Type.Optional(Type.String()),
     subject: Type.Optional(Type.String()),
-    fromdate: Type.Optional(Type.String()),
-    fromDate: Type.Optional(Type.String()),
-    todate: Type.Optional(Type.String()),
-    toDate: Type.Optional(Type.String()),
-    messagestream: Type.Optional(Type.String()),
-    messageStream: Type.Optional(Type.String()),
+    fromdate: Type.Optional(DateFilter),
+    fromDate: Type.Optional(DateFilter),
+    todate: Type.Optional(DateFilter),
+    toDate: Type.Optional(DateFilter),
+    messagestream: Type.Optional(StreamFilter),
+    messageStream: Type.Optional(StreamFilter),
   },
   { additionalProperties: true },
 );
@@ -117,7 +130,12 @@ export function activityRoutes(deps: ApiDependencies) {
           tags: ['activity'],
           summary: 'Search sent messages (last 30 days)',
           querystring: ListQuery,
-          response: { 200: ListResponse },
+          response: {
+            200: ListResponse,
+            ...errorResponses([401, 403, 422, 503], {
+              422: 'ErrorCode 300: a filter is invalid; ErrorCode 1235: a message stream other than outbound',
+            }),
+          },
         },
       },
       async (request) => {
@@ -158,7 +176,7 @@ export function activityRoutes(deps: ApiDependencies) {
           tags: ['activity'],
           summary: 'One message with its bodies and events',
           params: Type.Object({ messageId: Type.String() }),
-          response: { 200: DetailsResponse },
+          response: { 200: DetailsResponse, ...errorResponses([401, 403, 404, 503]) },
         },
       },
       async (request) => {

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type ApiDependencies } from '../app';
 import { requireKey } from '../auth';
 import { ApiError } from '../errors';
+import { documented, documentedEnum, errorResponses } from '../openapi';
 import { SendingService, type IdempotentRequest, type SendOutcome } from '../sending';
 
 const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
@@ -38,7 +39,9 @@ export const SendRequest = Type.Object(
     ),
     TrackOpens: Type.Optional(Type.Boolean({ description: 'Accepted and ignored' })),
     TrackLinks: Type.Optional(Type.Union(['None', 'HtmlAndText', 'HtmlOnly', 'TextOnly'].map((v) => Type.Literal(v)))),
-    MessageStream: Type.Optional(Type.String({ description: "Only 'outbound'" })),
+    MessageStream: Type.Optional(
+      documentedEnum(Type.String({ description: 'ErrorCode 1235 for another' }), ['outbound']),
+    ),
   },
   { additionalProperties: true },
 );
@@ -53,7 +56,14 @@ const SendResult = Type.Object({
   Message: Type.String(),
 });
 
-const ErrorBody = Type.Object({ ErrorCode: Type.Integer(), Message: Type.String() });
+/** What a refused send's 422 can carry (Postmark's codes). */
+const SEND_REFUSED =
+  'ErrorCode 300: invalid request; 400: From not on a domain of the organization; 401: From’s domain not verified; ' +
+  '402: malformed JSON; 403: a field of the wrong JSON type; 405: monthly allowance used up; 406: every recipient ' +
+  'suppressed; 411: forbidden attachment type; 1235: a message stream other than outbound';
+const BATCH_REFUSED =
+  `ErrorCode 300: the body is not an array; 402: malformed JSON; 410: more than ${MAX_BATCH_MESSAGES} messages ` +
+  '(each message’s own refusal is in its result)';
 
 const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
@@ -118,7 +128,7 @@ export function emailRoutes(deps: ApiDependencies) {
           summary: 'Send one message (Postmark’s POST /email)',
           headers: IdempotencyHeaders,
           body: SendRequest,
-          response: { 200: SendResult, '4xx': ErrorBody, '5xx': ErrorBody },
+          response: { 200: SendResult, ...errorResponses([401, 403, 409, 413, 415, 422, 503], { 422: SEND_REFUSED }) },
         },
       },
       (request, reply) =>
@@ -135,8 +145,11 @@ export function emailRoutes(deps: ApiDependencies) {
           summary: `Send up to ${MAX_BATCH_MESSAGES} messages; one result per message, in order`,
           headers: IdempotencyHeaders,
           // Entries are checked one by one, so one malformed message never fails the others.
-          body: Type.Array(Type.Unknown()),
-          response: { 200: Type.Array(SendResult), '4xx': ErrorBody, '5xx': ErrorBody },
+          body: documented(Type.Array(Type.Unknown()), { maxItems: MAX_BATCH_MESSAGES }),
+          response: {
+            200: Type.Array(SendResult),
+            ...errorResponses([401, 403, 409, 413, 415, 422, 503], { 422: BATCH_REFUSED }),
+          },
         },
       },
       (request, reply) =>

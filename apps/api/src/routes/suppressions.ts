@@ -4,8 +4,10 @@ import { Type } from 'typebox';
 import type { ApiDependencies } from '../app';
 import { requireKey } from '../auth';
 import { ApiError } from '../errors';
+import { documentedEnum, errorResponses } from '../openapi';
 
-const StreamParams = Type.Object({ stream: Type.String() });
+/** Any stream name reaches the route, which answers ErrorCode 1235 for one other than `outbound`. */
+const StreamParams = Type.Object({ stream: documentedEnum(Type.String(), ['outbound']) });
 
 const DumpResponse = Type.Object({
   Suppressions: Type.Array(
@@ -19,7 +21,11 @@ const DumpResponse = Type.Object({
 });
 
 const DeleteRequest = Type.Object(
-  { Suppressions: Type.Optional(Type.Unknown({ description: 'Array of { EmailAddress }' })) },
+  {
+    Suppressions: Type.Array(
+      Type.Unknown({ description: "{ EmailAddress }; an entry without an 'EmailAddress' string is answered Failed" }),
+    ),
+  },
   { additionalProperties: true },
 );
 
@@ -51,7 +57,10 @@ export function suppressionRoutes(deps: ApiDependencies) {
           tags: ['suppressions'],
           summary: 'Every suppressed address of the organization (no paging; unknown query parameters are ignored)',
           params: StreamParams,
-          response: { 200: DumpResponse },
+          response: {
+            200: DumpResponse,
+            ...errorResponses([401, 403, 422, 503], { 422: 'ErrorCode 1235: a message stream other than outbound' }),
+          },
         },
       },
       async (request) => {
@@ -78,7 +87,12 @@ export function suppressionRoutes(deps: ApiDependencies) {
           summary: 'Remove addresses from the suppression list; each address is processed on its own',
           params: StreamParams,
           body: DeleteRequest,
-          response: { 200: DeleteResponse },
+          response: {
+            200: DeleteResponse,
+            ...errorResponses([401, 403, 413, 415, 422, 503], {
+              422: "ErrorCode 300: no 'Suppressions' array; ErrorCode 402: malformed JSON; ErrorCode 1235: a message stream other than outbound",
+            }),
+          },
         },
       },
       async (request) => {
