@@ -1,7 +1,8 @@
 /**
- * The API: a primary process that runs SENDLINE_API_WORKERS (default 1) worker processes on one port
- * (workers.ts). Each worker connects to the services, builds the app, listens on 127.0.0.1, and drains on
- * SIGTERM/SIGINT (stops taking requests, finishes the ones in flight, then disconnects).
+ * The API: a primary process that runs SENDLINE_API_WORKERS (default one per core, at least two) worker
+ * processes on one port (workers.ts). Each worker connects to the services, builds the app, listens on
+ * 127.0.0.1, and drains on SIGTERM/SIGINT (stops taking connections, finishes the requests in flight, then
+ * disconnects and exits 0).
  */
 import cluster from 'node:cluster';
 import { loadLocalServicesEnv } from '@sendline/infra';
@@ -43,8 +44,13 @@ if (cluster.isPrimary) {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'draining');
-    await app.close();
-    await disconnect();
+    try {
+      await app.close();
+      await disconnect();
+    } catch (error) {
+      app.log.error({ err: error }, 'the worker did not drain cleanly');
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));

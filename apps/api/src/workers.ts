@@ -1,12 +1,20 @@
 import cluster, { type Worker } from 'node:cluster';
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { AggregatorRegistry, type Registry } from 'prom-client';
 
 /**
  * The API runs as a primary process and SENDLINE_API_WORKERS worker processes sharing the port
- * (node:cluster). The primary only starts the workers (with the API's V8 flags), starts another when one
- * dies, passes a stop signal on and exits once they have drained, and sums the workers' metrics, so that
- * `/metrics`, answered by whichever worker took the scrape, shows the whole API.
+ * (node:cluster; by default one per core, at least two). The primary only starts the workers (with the API's
+ * V8 flags), starts another at once when one dies, passes a stop signal on and exits once they have drained,
+ * and sums the workers' metrics, so that `/metrics`, answered by whichever worker took the scrape, shows the
+ * whole API.
+ *
+ * The primary holds the listening socket and hands each connection to a worker in turn, so a worker's death
+ * loses only the connections inside it: the others keep serving on the same socket, and connections waiting
+ * in the primary go to them. node:cluster closes the socket when its last worker is gone, though: with
+ * SENDLINE_API_WORKERS=1, connections are refused from the only worker's death until its replacement
+ * listens (README, "API").
  */
 
 /**
@@ -16,10 +24,15 @@ import { AggregatorRegistry, type Registry } from 'prom-client';
  */
 export const API_NODE_FLAGS = ['--max-semi-space-size=64'];
 
-/** A worker that dies this soon after it started counts as a failed start. */
+/**
+ * A worker that dies this soon after it started counts as a failed start; one that has listened this long
+ * has started well, and the count of failed starts begins again.
+ */
 const QUICK_DEATH_MS = 10_000;
 /** Failed starts in a row after which the primary gives up (the cause is in the workers' log). */
 const MAX_FAILED_STARTS = 5;
+/** How long the workers have to drain after a stop signal before the primary kills them (and exits 1). */
+const DRAIN_DEADLINE_MS = 30_000;
 
 const METRICS_REQUEST = 'sendline:metrics';
 const METRICS_ANSWER = 'sendline:metrics-answer';
@@ -35,9 +48,13 @@ interface MetricsAnswer {
   error?: string;
 }
 
-/** The number of API worker processes from SENDLINE_API_WORKERS (default 1); throws on anything but a whole number ≥ 1. */
-export function apiWorkersFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.SENDLINE_API_WORKERS?.trim() || '1';
+/**
+ * The number of API worker processes: SENDLINE_API_WORKERS, or by default one per core and at least two (so
+ * that a worker's death never leaves the port without a worker). Throws on anything but a whole number ≥ 1.
+ */
+export function apiWorkersFromEnv(env: NodeJS.ProcessEnv = process.env, cores = availableParallelism()): number {
+  const raw = env.SENDLINE_API_WORKERS?.trim();
+  if (!raw) return Math.max(2, cores);
   const workers = Number(raw);
   if (!/^\d+$/.test(raw) || workers < 1) {
     throw new Error(`SENDLINE_API_WORKERS must be a whole number ≥ 1, not "${raw}"`);
@@ -45,7 +62,10 @@ export function apiWorkersFromEnv(env: NodeJS.ProcessEnv = process.env): number 
   return workers;
 }
 
-/** Runs as the primary of `count` workers until a stop signal; then exits once every worker has drained. */
+/**
+ * Runs as the primary of `count` workers until a stop signal; then exits 0 once every worker has drained (1
+ * when one did not drain within DRAIN_DEADLINE_MS, or when the workers kept dying right after starting).
+ */
 export function runPrimary(count: number, log: (fields: Record<string, unknown>) => void): void {
   const flags = API_NODE_FLAGS.filter(
     (flag) => !process.execArgv.some((given) => given.startsWith(flag.split('=')[0]!)),
@@ -53,32 +73,54 @@ export function runPrimary(count: number, log: (fields: Record<string, unknown>)
   cluster.setupPrimary({ execArgv: [...process.execArgv, ...flags] });
   const aggregator = new AggregatorRegistry();
   const startedAt = new Map<Worker, number>();
+  // A worker that just exited may still be listed until its IPC channel closes.
+  const alive = () =>
+    Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker && !worker.isDead());
   let failedStarts = 0;
   let stopping = false;
   const fork = () => startedAt.set(cluster.fork(), Date.now());
   for (let i = 0; i < count; i++) fork();
 
-  cluster.on('listening', () => (failedStarts = 0));
+  cluster.on('listening', (worker) => {
+    log({ level: 'info', msg: 'API worker listening', pid: worker.process.pid, workers: alive().length });
+    setTimeout(() => {
+      if (!worker.isDead()) failedStarts = 0;
+    }, QUICK_DEATH_MS).unref();
+  });
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
     startedAt.delete(worker);
     if (stopping) {
-      // 0 after a stop signal; 1 when the primary gave up (process.exitCode).
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit();
+      // 0 after a stop signal; 1 when the primary gave up or a worker did not drain (process.exitCode).
+      if (alive().length === 0) process.exit();
       return;
     }
     failedStarts = lived < QUICK_DEATH_MS ? failedStarts + 1 : 0;
     if (failedStarts >= MAX_FAILED_STARTS) {
       log({ level: 'fatal', msg: `API workers died ${failedStarts} times in a row right after starting; giving up` });
       stopping = true;
-      for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+      for (const other of alive()) other.process.kill('SIGTERM');
       process.exitCode = 1;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(1);
+      if (alive().length === 0) process.exit(1);
       return;
     }
-    const delayMs = failedStarts === 0 ? 0 : Math.min(30_000, 250 * 2 ** failedStarts);
-    log({ level: 'error', msg: 'API worker exited; starting another', pid: worker.process.pid, code, signal, delayMs });
-    setTimeout(() => !stopping && fork(), delayMs);
+    // A death is replaced at once; only deaths in a row right after starting wait, longer each time.
+    const delayMs = failedStarts <= 1 ? 0 : Math.min(30_000, 250 * 2 ** (failedStarts - 1));
+    const left = alive().length;
+    log({
+      level: 'error',
+      msg:
+        left > 0
+          ? 'API worker exited; starting another'
+          : 'API worker exited; starting another (no worker left: connections are refused until it listens)',
+      pid: worker.process.pid,
+      code,
+      signal,
+      workersLeft: left,
+      delayMs,
+    });
+    if (delayMs === 0) fork();
+    else setTimeout(() => !stopping && fork(), delayMs);
   });
   cluster.on('message', (worker, message: MetricsRequest | undefined) => {
     if (message?.type !== METRICS_REQUEST) return;
@@ -91,7 +133,20 @@ export function runPrimary(count: number, log: (fields: Record<string, unknown>)
   const stop = (signal: NodeJS.Signals) => {
     if (stopping) return;
     stopping = true;
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal);
+    const workers = alive();
+    if (workers.length === 0) process.exit();
+    log({ level: 'info', msg: 'draining the API workers', signal, workers: workers.length });
+    // Each worker stops taking connections, finishes the requests in flight, then exits.
+    for (const worker of workers) worker.process.kill(signal);
+    setTimeout(() => {
+      const late = alive();
+      log({
+        level: 'fatal',
+        msg: `${late.length} API workers did not drain within ${DRAIN_DEADLINE_MS} ms; killing them`,
+      });
+      process.exitCode = 1;
+      for (const worker of late) worker.process.kill('SIGKILL');
+    }, DRAIN_DEADLINE_MS).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
