@@ -646,6 +646,9 @@ describe('Redis killed (SIGKILL) during keyed sends, the whole path as npm start
       `every accepted message to be delivered:\n${pipeline.sender.output.slice(-3000)}`,
     );
     const lastDeliveredAfterRestartMs = Date.now() - restartedAt;
+    await sleep(2000); // a late second copy would arrive now
+    const deliveredTwice = [...pipeline.deliveriesByMessageId().values()].filter((n) => n > 1).length;
+    expect(deliveredTwice).toBe(0);
     // The projector's activity view shows them too (read through the same API process).
     await waitUntil(
       async () => {
@@ -664,6 +667,7 @@ describe('Redis killed (SIGKILL) during keyed sends, the whole path as npm start
       slowestErrorAnswerMs: Math.max(...errors.map((a) => a.ms)),
       firstAcceptedAfterRestartMs: firstAcceptedAfterRestart - restartedAt,
       allDeliveredAfterRestartMs: lastDeliveredAfterRestartMs,
+      deliveredTwice,
     };
   });
 });
