@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 
 export type { Redis };
 
@@ -38,8 +38,16 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     // Commands issued in the same tick (concurrent requests' lookups) leave in one write.
     enableAutoPipelining: true,
   });
-  // Connection failures are seen by the commands that fail and by /readyz; one line when the connection is lost
-  // and one when it is back (without a listener ioredis would print every reconnection attempt).
+  return failFast(redis);
+}
+
+/**
+ * Turns the offline queue off once the client is first ready, logs one line when the connection is lost and one
+ * when it is back (without an error listener ioredis would print every reconnection attempt), and makes
+ * `duplicate()` give a client that behaves the same (it would otherwise copy the queue switched off before its own
+ * first connection).
+ */
+function failFast(redis: Redis): Redis {
   redis.once('ready', () => {
     redis.options.enableOfflineQueue = false;
   });
@@ -54,6 +62,9 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     lost = false;
     log('info', 'Redis reachable again');
   });
+  const duplicate = redis.duplicate.bind(redis) as (override?: Partial<RedisOptions>) => Redis;
+  redis.duplicate = ((override?: Partial<RedisOptions>) =>
+    failFast(duplicate({ enableOfflineQueue: true, ...override }))) as Redis['duplicate'];
   return redis;
 }
 
