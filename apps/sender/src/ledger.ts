@@ -27,12 +27,14 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
  * behind the ledger's batch reads and writes); it is retried a few times, and if Redis still refuses it the
  * handler fails with a non-retriable error (so that nothing re-sends the message blindly). What remains: a
  * sender killed after the receiving server answered the message's final dot and before the guard reached
- * Redis re-sends that message once (the lost-reply window of SMTP, RFC 1047). README.md ("The sender")
- * gives the window measured under load. The copy carries the same Message-ID.
+ * Redis re-sends that message once (README.md, "The sender", gives this window as measured under load); so
+ * does one killed after the server took the final dot and before it answered (SMTP's lost reply, RFC 1047).
+ * The copy carries the same Message-ID.
  *
  * A message is delivered from one MessageAccepted only. With Idempotency-Keys a retried send appends the very
  * same MessageAccepted again (same message id, later offset): the first copy read claims the ledger (`claim`,
- * set once), and every other copy is skipped whole, whatever the state of the first one's delivery.
+ * set once, when its ledger is read, before anything is sent), and every other copy is skipped whole, whatever
+ * the state of the first one's delivery (even one dead-lettered after its 250 but without its guard).
  */
 
 export type RecipientEntry =
