@@ -95,6 +95,9 @@ function dateFilter(name: string, value: string | undefined, endOfDay: boolean):
   return ms;
 }
 
+/** The lower-case spelling of a filter, else the camelCase one; an empty value counts as absent. */
+const either = (lower: string | undefined, camel: string | undefined) => (lower ? lower : camel);
+
 const mailbox = (entry: AddressEntry) => ({ Email: entry.email, Name: entry.name });
 const formatFrom = (m: MessageSummary) =>
   m.fromName ? `"${m.fromName.replace(/"/g, '\\"')}" <${m.fromEmail}>` : m.fromEmail;
@@ -146,23 +149,25 @@ export function activityRoutes(deps: ApiDependencies) {
         if (count < 1 || count > MAX_COUNT) {
           throw new ApiError('InvalidEmailRequest', { detail: `count must be between 1 and ${MAX_COUNT}.` });
         }
-        const stream = q.messagestream ?? q.messageStream;
-        if (stream !== undefined && stream !== '' && stream !== 'outbound') {
-          throw new ApiError('InvalidMessageStream', {
-            detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.`,
-          });
+        // Both spellings are checked: an empty one never hides a wrong other.
+        for (const stream of [q.messagestream, q.messageStream]) {
+          if (stream !== undefined && stream !== '' && stream !== 'outbound') {
+            throw new ApiError('InvalidMessageStream', {
+              detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.`,
+            });
+          }
         }
         const filters: ActivityFilters = { count, offset };
         const set = <K extends keyof ActivityFilters>(name: K, value: ActivityFilters[K] | undefined) => {
           if (value !== undefined && value !== '') filters[name] = value;
         };
         set('recipient', q.recipient);
-        set('fromEmail', q.fromemail ?? q.fromEmail);
+        set('fromEmail', either(q.fromemail, q.fromEmail));
         set('tag', q.tag);
         set('status', q.status);
         set('subject', q.subject);
-        set('fromDate', dateFilter('fromdate', q.fromdate ?? q.fromDate, false));
-        set('toDate', dateFilter('todate', q.todate ?? q.toDate, true));
+        set('fromDate', dateFilter('fromdate', either(q.fromdate, q.fromDate), false));
+        set('toDate', dateFilter('todate', either(q.todate, q.toDate), true));
         const { total, messages } = await deps.activity.list(key.organizationId, filters);
         return { TotalCount: total, Messages: messages.map(toWire) };
       },

@@ -174,6 +174,17 @@ describe('what a route answers is what the document says', () => {
     expect(anonymous.statusCode).toBe(401);
   });
 
+  it('a wrong stream in either spelling of the filter: 422, ErrorCode 1235, even beside an empty one', async () => {
+    const response = await answer(
+      'GET',
+      '/v1/messages/outbound?messagestream=&messageStream=broadcast',
+      '/v1/messages/outbound',
+      bearer(everyScope),
+    );
+    expect(response.statusCode).toBe(422);
+    expect(response.json().ErrorCode).toBe(1235);
+  });
+
   it('a filter outside the documented forms: 422, ErrorCode 300', async () => {
     for (const query of ['count=0', 'count=501', 'fromdate=yesterday']) {
       const response = await answer('GET', `/v1/messages/outbound?${query}`, '/v1/messages/outbound', {
