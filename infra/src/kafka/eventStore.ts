@@ -1,6 +1,7 @@
 import {
   Kafka,
   logLevel,
+  Partitioners,
   type logCreator,
   type Admin,
   type Consumer,
@@ -89,6 +90,7 @@ export class EventStore {
   /** Whether any broker accepts connections: an append fails fast when none does (see `append`). */
   readonly reachability: BrokerReachability;
   private readonly queue: PendingAppend[] = [];
+  private readonly partitionCounts = new Map<string, number>();
   private inFlight = false;
 
   constructor(private readonly options: EventStoreOptions) {
@@ -109,11 +111,24 @@ export class EventStore {
       const producer = this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
-        // Bounded: an append that cannot reach the broker must fail so the caller can answer 503.
-        retry: { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
+        // Bounded, but longer than a leader election: a killed broker is fenced after 3 s (README, "Kafka with
+        // three brokers") and its partitions' new leaders are found on the next retry, so the API rides it out
+        // (100 ms doubling to 1 s, about 7 s in all; the append's own timeout still answers 503 first).
+        retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 },
         allowAutoTopicCreation: false,
       });
-      await producer.connect();
+      // A connect may ask a broker that just died (kafkajs asks the one the metadata names as controller for
+      // its producer id, and that may be the dead one until it is fenced): try a few times.
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await producer.connect();
+          break;
+        } catch (error) {
+          if (attempt >= CONNECT_ATTEMPTS) throw error;
+          await producer.disconnect().catch(() => undefined);
+          await sleep(Math.min(200 * 2 ** (attempt - 1), 1000));
+        }
+      }
       this.producer = producer;
       return producer;
     })().catch((cause: unknown) => {
@@ -207,13 +222,7 @@ export class EventStore {
         byTopic.set(topic, list);
       }
     }
-    void this.connectedProducer()
-      .then((producer) =>
-        producer.sendBatch({
-          acks: -1,
-          topicMessages: [...byTopic].map(([topic, list]) => ({ topic, messages: list })),
-        }),
-      )
+    void this.send([...byTopic].map(([topic, messages]) => ({ topic, messages })))
       .then(
         () => taken.forEach((append) => append.resolve()),
         (cause: unknown) => {
@@ -231,6 +240,80 @@ export class EventStore {
         this.inFlight = false;
         this.flush();
       });
+  }
+
+  /**
+   * Sends one produce batch and checks that every partition it wrote to acknowledged it. Each message's
+   * partition is chosen here (kafkajs's default partitioner: murmur2 of the key, as Java's), because kafkajs's
+   * retry after a leader change skips the partitions whose new leader had already answered for others, and
+   * reports success. A send that fails, or comes back without a partition, is sent again whole by a new
+   * producer (a few times): what had landed is then appended twice, with the same event ids, which every
+   * reader takes for one event; nothing acknowledged is missing.
+   */
+  private async send(topicMessages: { topic: string; messages: OutgoingRecord[] }[]): Promise<void> {
+    const expected = new Set<string>();
+    const batch: { topic: string; messages: (OutgoingRecord & { partition: number })[] }[] = [];
+    for (const { topic, messages } of topicMessages) {
+      const partitions = await this.partitionCount(topic);
+      const placed = messages.map((message) => ({
+        ...message,
+        partition: partitionOf(topic, message.key, partitions),
+      }));
+      for (const message of placed) expected.add(`${topic}:${message.partition}`);
+      batch.push({ topic, messages: placed });
+    }
+    for (let attempt = 1; ; attempt++) {
+      const producer = await this.connectedProducer();
+      try {
+        const acknowledged = await producer.sendBatch({ acks: -1, topicMessages: batch });
+        const seen = new Set(acknowledged.map((r) => `${r.topicName}:${r.partition}`));
+        const missing = [...expected].filter((slot) => !seen.has(slot));
+        if (missing.length === 0) return;
+        throw new InfrastructureError('AppendIncomplete', `Kafka did not acknowledge ${missing.join(', ')}`, {
+          retriable: true,
+        });
+      } catch (error) {
+        this.discardProducer(producer);
+        const incomplete = error instanceof InfrastructureError && error.code === 'AppendIncomplete';
+        if (!incomplete || attempt >= RESEND_ATTEMPTS) throw error;
+      }
+    }
+  }
+
+  /** Partitions of a topic, read once (the key → partition mapping must not change under a running app). */
+  private async partitionCount(topic: string): Promise<number> {
+    const known = this.partitionCounts.get(topic);
+    if (known !== undefined) return known;
+    const admin = this.kafka.admin();
+    try {
+      await admin.connect();
+      const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+      const count = metadata.topics[0]?.partitions.length ?? 0;
+      if (count === 0) throw new Error(`topic ${topic} has no partitions`);
+      this.partitionCounts.set(topic, count);
+      return count;
+    } catch (cause) {
+      throw new InfrastructureError('KafkaUnavailable', `cannot read ${topic}'s partitions: ${describeCause(cause)}`, {
+        retriable: true,
+        cause,
+      });
+    } finally {
+      await admin.disconnect().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Drops the producer after a failed send, so the next append starts a new one. kafkajs's idempotent producer
+   * advances a partition's sequence number only on success; after a failure whose records did land (a leader
+   * killed after they were replicated), its next batch reuses their sequence numbers, and the broker then
+   * refuses every later append to that partition (OutOfOrderSequence) or takes a batch of the same size for a
+   * duplicate and acknowledges it without writing it. A new producer has a new producer id and fresh sequences.
+   */
+  private discardProducer(producer: Producer): void {
+    if (this.producer !== producer) return;
+    this.producer = undefined;
+    this.connecting = undefined;
+    void producer.disconnect().catch(() => undefined);
   }
 
   /** Creates the topics that do not exist yet; leaves existing ones as they are. */
@@ -563,6 +646,28 @@ const UNREACHABLE_CHECK_MS = 250;
 
 /** A consumer waiting for a service out of reach tries again after 200 ms, doubling up to this. */
 const OUTAGE_MAX_WAIT_MS = 2_000;
+
+type OutgoingRecord = Omit<OutgoingMessage, 'topic'>;
+
+/** Attempts to connect a producer, and to send a batch that came back incomplete (see `send`). */
+const CONNECT_ATTEMPTS = 5;
+const RESEND_ATTEMPTS = 3;
+
+const defaultPartitioner = Partitioners.DefaultPartitioner();
+/** The partition kafkajs (and Java's client) would choose for a key: murmur2, positive, modulo the count. */
+function partitionOf(topic: string, key: string, partitions: number): number {
+  return defaultPartitioner({
+    topic,
+    partitionMetadata: Array.from({ length: partitions }, (_, partitionId) => ({
+      partitionId,
+      leader: 0,
+      partitionErrorCode: 0,
+      replicas: [],
+      isr: [],
+    })),
+    message: { key, value: null },
+  });
+}
 
 /** Appends are grouped into produce requests of at most this many bytes (one larger event still goes alone). */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
