@@ -11,7 +11,7 @@ const CONFIG = fileURLToPath(new URL('./schemathesis.toml', import.meta.url));
  * reproducible; SENDLINE_SCHEMATHESIS_EXAMPLES and SENDLINE_SCHEMATHESIS_SEED change them for a longer or another
  * search.
  */
-const MAX_EXAMPLES = process.env.SENDLINE_SCHEMATHESIS_EXAMPLES ?? '50';
+const MAX_EXAMPLES = process.env.SENDLINE_SCHEMATHESIS_EXAMPLES ?? '75';
 const SEED = process.env.SENDLINE_SCHEMATHESIS_SEED ?? '20261123';
 
 let api: TestApi;
@@ -69,5 +69,5 @@ describe('the OpenAPI document against the API (schemathesis)', () => {
     const summary = output.includes('FAILURES') ? output.slice(output.indexOf('FAILURES') - 40) : output;
     console.log(summary.slice(summary.indexOf('=====') >= 0 ? summary.indexOf('=====') : 0));
     expect(code, output).toBe(0);
-  }, 150_000);
+  }, 180_000);
 });
