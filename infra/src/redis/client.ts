@@ -42,34 +42,18 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
 }
 
 /**
- * Turns the offline queue off once the client is first ready, logs one line when the connection is lost and one
- * when it is back (without an error listener ioredis would print every reconnection attempt), and makes
- * `duplicate()` give a client that behaves the same (it would otherwise copy the queue switched off before its own
- * first connection).
+ * Turns the offline queue off once the client is first ready, and makes `duplicate()` give a client that behaves
+ * the same (it would otherwise copy the queue switched off before its own first connection).
  */
 function failFast(redis: Redis): Redis {
   redis.once('ready', () => {
     redis.options.enableOfflineQueue = false;
   });
-  let lost = false;
-  redis.on('error', (error: Error) => {
-    if (lost) return;
-    lost = true;
-    log('warn', 'Redis unreachable; reconnecting', { error: error.message });
-  });
-  redis.on('ready', () => {
-    if (!lost) return;
-    lost = false;
-    log('info', 'Redis reachable again');
-  });
+  // Failures are seen by the commands that fail (and by /readyz); without a listener ioredis would print every
+  // reconnection attempt, and a command-line tool would print more than its one line.
+  redis.on('error', () => undefined);
   const duplicate = redis.duplicate.bind(redis) as (override?: Partial<RedisOptions>) => Redis;
   redis.duplicate = ((override?: Partial<RedisOptions>) =>
     failFast(duplicate({ enableOfflineQueue: true, ...override }))) as Redis['duplicate'];
   return redis;
-}
-
-function log(level: 'warn' | 'info', msg: string, fields: Record<string, unknown> = {}): void {
-  process.stderr.write(
-    `${JSON.stringify({ time: new Date().toISOString(), level, logger: 'redis', msg, ...fields })}\n`,
-  );
 }
