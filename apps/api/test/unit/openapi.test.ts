@@ -72,7 +72,7 @@ describe('an undeclared method on a known path', () => {
     });
   });
 
-  it('answers 405 on a path with parameters, with or without a key', async () => {
+  it('answers 405 on a path with parameters, without asking for a key', async () => {
     const response = await app.inject({ method: 'PUT', url: '/v1/messages/outbound/any-id/details' });
     expect(response.statusCode).toBe(405);
     expect(response.headers.allow).toBe('GET, HEAD');
