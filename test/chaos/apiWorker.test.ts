@@ -16,9 +16,9 @@ import { appEnvironment, post, sleep, waitUntil, type Answer } from './harness';
  * with its own Idempotency-Key, in bursts over 10 s; one worker is killed with SIGKILL in the middle of a burst.
  * Every failed attempt (a dropped connection, a 5xx) is retried with the same key, as the README advises.
  * Nothing may be refused (the primary keeps the socket open), every send ends with a 200, and each key has one
- * MessageID, accepted into the log once. Only the requests inside the dying worker fail: most with a dropped
- * connection, and one the primary was handing to the worker as it died with no answer at all, until the client's
- * timeout (15 s here; node:cluster keeps that connection open in the primary; README, "API").
+ * MessageID, accepted into the log once. Only the requests inside the dying worker fail, each with a dropped
+ * connection — none is left waiting for its timeout (a connection the primary was handing to the worker as it
+ * died is closed by the primary; README, "API").
  *
  * Then SIGTERM: requests in flight in every worker are finished, and the API exits 0.
  */
@@ -226,6 +226,10 @@ describe('an API worker killed with SIGKILL during 500 keyed sends (the default 
           dropped.filter((answer) => answer.failure === kind).length,
         ]),
       ),
+      handedToItAndClosedByThePrimary: api.lines.find(
+        ({ line }) => typeof line.msg === 'string' && line.msg.startsWith('API worker exited') && line.pid === victim,
+      )?.line.connectionsClosed,
+      slowestAttemptMs: Math.max(...attempts.map((answer) => answer.ms)),
       answers5xx: errors.length,
       refusedConnections: refused.length,
       retriedSends: sends.filter((send) => send.answers.length > 1).length,
@@ -246,6 +250,10 @@ describe('an API worker killed with SIGKILL during 500 keyed sends (the default 
     });
 
     expect(refused, 'connections refused: the socket closed').toEqual([]);
+    expect(
+      dropped.filter((answer) => answer.failure === 'TIMEOUT'),
+      'connections left without an answer until the client gave up',
+    ).toEqual([]);
     expect(
       sends.filter((send) => send.answers.at(-1)?.status !== 200).map((send) => send.answers.at(-1)),
       'sends without a final 200',

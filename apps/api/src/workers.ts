@@ -62,6 +62,65 @@ export function apiWorkersFromEnv(env: NodeJS.ProcessEnv = process.env, cores = 
   return workers;
 }
 
+interface Connection {
+  close(...args: unknown[]): unknown;
+}
+
+/**
+ * Connections the primary handed to a worker and still holds. node:cluster passes each connection to a worker
+ * through its IPC channel and closes its own copy once the worker says it took it; when the worker dies before
+ * saying so, nothing closes that copy and the client waits for an answer that never comes, until its own timeout
+ * (a known node:cluster limit). Closing those copies when the worker dies drops the connections at once, as the
+ * ones inside the worker are, so their clients retry. This watches node:cluster's internal handoff message
+ * ("newconn" with the connection's handle); should that change, it finds nothing and changes nothing.
+ */
+class PendingHandoffs {
+  private readonly holder = new Map<Connection, Worker>();
+
+  /** Notes every connection handed to `worker` until the primary closes its copy. */
+  watch(worker: Worker): Worker {
+    const channel = worker.process;
+    const send = channel.send.bind(channel) as (...args: unknown[]) => boolean;
+    channel.send = ((message: unknown, handle?: unknown, ...rest: unknown[]) => {
+      if (isHandoff(message) && isConnection(handle)) this.hold(handle, worker);
+      return send(message, handle, ...rest);
+    }) as typeof channel.send;
+    return worker;
+  }
+
+  /** Closes the connections still handed to `worker` (it is dead); returns how many. */
+  closeLostWith(worker: Worker): number {
+    let closed = 0;
+    for (const [connection, holder] of this.holder) {
+      if (holder !== worker) continue;
+      connection.close();
+      closed++;
+    }
+    return closed;
+  }
+
+  private hold(connection: Connection, worker: Worker): void {
+    // A connection a closing worker turned down is handed to another: it then waits on that one.
+    if (!this.holder.has(connection)) {
+      const close = connection.close.bind(connection);
+      connection.close = (...args: unknown[]) => {
+        this.holder.delete(connection);
+        return close(...args);
+      };
+    }
+    this.holder.set(connection, worker);
+  }
+}
+
+const isHandoff = (message: unknown): boolean =>
+  typeof message === 'object' &&
+  message !== null &&
+  (message as { cmd?: unknown }).cmd === 'NODE_CLUSTER' &&
+  (message as { act?: unknown }).act === 'newconn';
+
+const isConnection = (handle: unknown): handle is Connection =>
+  typeof handle === 'object' && handle !== null && typeof (handle as Connection).close === 'function';
+
 /**
  * Runs as the primary of `count` workers until a stop signal; then exits 0 once every worker has drained (1
  * when one did not drain within DRAIN_DEADLINE_MS, or when the workers kept dying right after starting).
@@ -78,7 +137,8 @@ export function runPrimary(count: number, log: (fields: Record<string, unknown>)
     Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => !!worker && !worker.isDead());
   let failedStarts = 0;
   let stopping = false;
-  const fork = () => startedAt.set(cluster.fork(), Date.now());
+  const handoffs = new PendingHandoffs();
+  const fork = () => startedAt.set(handoffs.watch(cluster.fork()), Date.now());
   for (let i = 0; i < count; i++) fork();
 
   cluster.on('listening', (worker) => {
@@ -89,6 +149,7 @@ export function runPrimary(count: number, log: (fields: Record<string, unknown>)
   });
   cluster.on('exit', (worker, code, signal) => {
     const lived = Date.now() - (startedAt.get(worker) ?? 0);
+    const connectionsClosed = handoffs.closeLostWith(worker);
     startedAt.delete(worker);
     if (stopping) {
       // 0 after a stop signal; 1 when the primary gave up or a worker did not drain (process.exitCode).
@@ -117,6 +178,7 @@ export function runPrimary(count: number, log: (fields: Record<string, unknown>)
       code,
       signal,
       workersLeft: left,
+      connectionsClosed,
       delayMs,
     });
     if (delayMs === 0) fork();
