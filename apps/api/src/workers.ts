@@ -67,56 +67,76 @@ interface Connection {
 }
 
 /**
- * Connections the primary handed to a worker and still holds. node:cluster passes each connection to a worker
- * through its IPC channel and closes its own copy once the worker says it took it; when the worker dies before
- * saying so, nothing closes that copy and the client waits for an answer that never comes, until its own timeout
- * (a known node:cluster limit). Closing those copies when the worker dies drops the connections at once, as the
- * ones inside the worker are, so their clients retry. This watches node:cluster's internal handoff message
- * ("newconn" with the connection's handle); should that change, it finds nothing and changes nothing.
+ * Connections the primary is handing to a worker. node:cluster passes each connection to a worker through its IPC
+ * channel and closes its own copy once the worker answers that it took it (or hands it to another worker when
+ * this one is closing); when the worker dies before answering, nothing closes that copy and the client waits for
+ * an answer that never comes, until its own timeout (a known node:cluster limit). Closing those copies when the
+ * worker dies drops the connections at once, as the ones inside the worker are, so their clients retry. This
+ * watches node:cluster's internal handoff ("newconn" with the connection, answered by an "ack" of its sequence
+ * number); should that change, it finds nothing and changes nothing.
  */
 class PendingHandoffs {
-  private readonly holder = new Map<Connection, Worker>();
+  /** Each connection handed to a worker that has not answered yet, with the handoff's sequence number. */
+  private readonly pending = new Map<Connection, { worker: Worker; seq: unknown }>();
+  private readonly wrapped = new WeakSet<Connection>();
 
-  /** Notes every connection handed to `worker` until the primary closes its copy. */
+  /** Notes every connection handed to `worker` until the worker answers. */
   watch(worker: Worker): Worker {
     const channel = worker.process;
     const send = channel.send.bind(channel) as (...args: unknown[]) => boolean;
     channel.send = ((message: unknown, handle?: unknown, ...rest: unknown[]) => {
-      if (isHandoff(message) && isConnection(handle)) this.hold(handle, worker);
+      if (isHandoff(message) && isConnection(handle)) this.hold(handle, worker, message.seq);
       return send(message, handle, ...rest);
     }) as typeof channel.send;
+    // Registered after node:cluster's own listener: a connection it hands on to another worker is noted first.
+    channel.on('internalMessage', (message: unknown) => {
+      const ack = ackOf(message);
+      if (ack === undefined) return;
+      for (const [connection, handoff] of this.pending) {
+        if (handoff.worker === worker && handoff.seq === ack) this.pending.delete(connection);
+      }
+    });
     return worker;
   }
 
-  /** Closes the connections still handed to `worker` (it is dead); returns how many. */
+  /** Closes the connections `worker` (dead) never answered for; returns how many. */
   closeLostWith(worker: Worker): number {
     let closed = 0;
-    for (const [connection, holder] of this.holder) {
-      if (holder !== worker) continue;
+    for (const [connection, handoff] of this.pending) {
+      if (handoff.worker !== worker) continue;
       connection.close();
       closed++;
     }
     return closed;
   }
 
-  private hold(connection: Connection, worker: Worker): void {
-    // A connection a closing worker turned down is handed to another: it then waits on that one.
-    if (!this.holder.has(connection)) {
+  private hold(connection: Connection, worker: Worker, seq: unknown): void {
+    if (!this.wrapped.has(connection)) {
+      // Closed once, whoever closes it first (node:cluster, or closeLostWith).
+      this.wrapped.add(connection);
       const close = connection.close.bind(connection);
+      let closed = false;
       connection.close = (...args: unknown[]) => {
-        this.holder.delete(connection);
+        this.pending.delete(connection);
+        if (closed) return undefined;
+        closed = true;
         return close(...args);
       };
     }
-    this.holder.set(connection, worker);
+    this.pending.set(connection, { worker, seq });
   }
 }
 
-const isHandoff = (message: unknown): boolean =>
+const isHandoff = (message: unknown): message is { seq: unknown } =>
   typeof message === 'object' &&
   message !== null &&
   (message as { cmd?: unknown }).cmd === 'NODE_CLUSTER' &&
   (message as { act?: unknown }).act === 'newconn';
+
+const ackOf = (message: unknown): unknown =>
+  typeof message === 'object' && message !== null && (message as { cmd?: unknown }).cmd === 'NODE_CLUSTER'
+    ? (message as { ack?: unknown }).ack
+    : undefined;
 
 const isConnection = (handle: unknown): handle is Connection =>
   typeof handle === 'object' && handle !== null && typeof (handle as Connection).close === 'function';
