@@ -150,11 +150,20 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
     redisLost = false;
     logger.info('Redis is back; the Redis views resume from their own positions');
     for (const [i, projection] of projections.entries()) {
-      if (REDIS_PROJECTIONS.includes(projection)) {
-        void consumers[i]
-          ?.resync()
-          .catch((error: unknown) => logger.warn({ err: error, projection }, 'resuming from the view failed'));
-      }
+      const consumer = consumers[i];
+      if (!consumer || !REDIS_PROJECTIONS.includes(projection)) continue;
+      void (async () => {
+        // Redis may drop again while it settles: a few tries (a batch's guard still catches a view behind).
+        for (let attempt = 1; attempt <= 5; attempt++) {
+          try {
+            await consumer.resync();
+            return;
+          } catch (error) {
+            logger.warn({ err: error, projection, attempt }, 'resuming from the view failed');
+            await new Promise((resolve) => setTimeout(resolve, 1000));
+          }
+        }
+      })();
     }
   };
   options.redis.on('error', onRedisError);

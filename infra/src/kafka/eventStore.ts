@@ -509,7 +509,12 @@ export class EventStore {
           await commitUpTo(item.message.offset);
         }
         // Events dead-lettered or undecodable at the end of the batch: the store's position passes them too.
-        if (positions && lastOffset) await positions.advance(batch.topic, batch.partition, lastOffset);
+        // Should this write fail, the next batch finds the store behind and reads these events again: harmless.
+        if (positions && lastOffset) {
+          await positions.advance(batch.topic, batch.partition, lastOffset).catch((error: unknown) => {
+            options.onError?.(error, undefined);
+          });
+        }
       },
     });
 
