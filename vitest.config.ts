@@ -22,6 +22,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          exclude: ['test/chaos/**'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           fileParallelism: false,
