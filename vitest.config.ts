@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 // Three projects (the third, `chaos`, is below): `unit` needs no server (domain rules, the client against a fake fetch,
 // HTTP mapping with inject); `integration` runs against the real services that
@@ -22,7 +22,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/chaos/**'],
+          exclude: [...configDefaults.exclude, 'test/chaos/**'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
           fileParallelism: false,
