@@ -389,7 +389,7 @@ export class EventStore {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
-      eachBatch: async (payload: EachBatchPayload) => {
+      eachBatch: heartbeating(async (payload: EachBatchPayload) => {
         const { batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, uncommittedOffsets, isRunning, isStale } =
           payload;
         /** Waits out a dependency's outage (heartbeating); false when the consumer is stopping. */
@@ -515,7 +515,7 @@ export class EventStore {
             options.onError?.(error, undefined);
           });
         }
-      },
+      }),
     });
 
     return {
@@ -729,6 +729,23 @@ export interface RunningConsumer {
   /** Seeks every assigned partition to the store's position again (after the store restarted, say). */
   resync(): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * Heartbeats while a batch is handled. A handler that takes longer than the session timeout (the sender's SMTP
+ * transactions for a large batch on a busy machine, e.g. after a broker's death held the partition back) is
+ * otherwise evicted from its group: its commit fails, the batch is handled again, takes as long, and the
+ * partition never moves on. kafkajs sends a heartbeat only when its interval has passed, so this costs little.
+ */
+function heartbeating(handler: (payload: EachBatchPayload) => Promise<void>) {
+  return async (payload: EachBatchPayload): Promise<void> => {
+    const beat = setInterval(() => void payload.heartbeat().catch(() => undefined), 1000);
+    try {
+      await handler(payload);
+    } finally {
+      clearInterval(beat);
+    }
+  };
 }
 
 function keyOf(message: KafkaMessage): string | null {
