@@ -7,7 +7,7 @@ import { startPipeline, type Pipeline } from './pipeline';
 
 /**
  * The projector killed (SIGKILL) while messages flow and hard bounces add suppressions, then started again:
- * every view it builds (suppressions and accounts in Redis, the activity store in ClickHouse) equals a
+ * every view it builds (suppressions, accounts and the allowance in Redis, the activity store in ClickHouse) equals a
  * replay of its topics — nothing it had committed past was lost, and nothing applied twice shows.
  */
 
@@ -57,7 +57,7 @@ describe('the projector killed under load', () => {
     );
     // The activity store shows every message delivered or bounced.
     const reports: Record<string, { equal: boolean; events: number; differenceCount: number }> = {};
-    const views: ReplayableView[] = ['suppressions', 'accounts', 'activity'];
+    const views: ReplayableView[] = ['suppressions', 'accounts', 'allowance', 'activity'];
     await waitUntil(
       async () => {
         for (const view of views) {
@@ -84,5 +84,7 @@ describe('the projector killed under load', () => {
       JSON.stringify({ ...summary, bounced, viewsEqualAfterKillMs: Date.now() - killedAt, views: reports }),
     );
     for (const view of views) expect(reports[view]!.equal, view).toBe(true);
+    // The allowance equals the log: one recipient per accepted message, each counted once.
+    expect(await pipeline.allowanceUsed()).toBe(sends.filter((send) => send.messageId).length);
   });
 });

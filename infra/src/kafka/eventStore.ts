@@ -370,10 +370,15 @@ export class EventStore {
     /** Seeks every assigned partition to its store's position (at start, after a rebalance, after a store restart). */
     const resync = async () => {
       if (!positions) return;
+      const offsets: { topic: string; partition: number; offset: string }[] = [];
       for (const { topic, partition } of assigned) {
         const applied = await positions.applied(topic, partition);
+        if (applied !== null) offsets.push({ topic, partition, offset: String(applied + 1n) });
         seekTo(topic, partition, applied === null ? 0n : applied + 1n);
       }
+      // The group's offsets say the same (its lag, a replay waiting for it), also for a partition that gets no new
+      // event: a view written just before a crash is ahead of what the group had committed.
+      if (offsets.length > 0) await consumer.commitOffsets(offsets).catch(() => undefined);
     };
     if (positions) {
       consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
