@@ -13,8 +13,9 @@ import { startPipeline, type Pipeline } from './pipeline';
  * out the election with a few seconds of retries inside it.
  */
 
-const RATE_PER_SECOND = 300;
-const SECONDS = 20;
+// Issue 11 asks for 300 sends/s; CHAOS_KAFKA_RATE and CHAOS_KAFKA_SECONDS run it lighter on a busy machine.
+const RATE_PER_SECOND = Number(process.env.CHAOS_KAFKA_RATE ?? 300);
+const SECONDS = Number(process.env.CHAOS_KAFKA_SECONDS ?? 20);
 const KILL_AFTER_MS = 8000;
 
 let stack: PrivateStack;
