@@ -79,6 +79,13 @@ export interface LedgerRequest {
 
 export class DeliveryLedger {
   private readonly guardRedis: Redis;
+  /**
+   * Guards a server's 250 earned but Redis did not take in time (it was away longer than the guard's retries):
+   * kept in this process, so that the message run again here (the consumer takes a failed batch one event at
+   * a time) finds its recipients accepted and never sends them again; written to Redis by the next read that
+   * reaches it. Only a process killed meanwhile forgets them (the window the README measures).
+   */
+  private readonly unwritten = new Map<string, Map<string, RecipientEntry>>();
 
   constructor(
     private readonly redis: Redis,
@@ -89,13 +96,17 @@ export class DeliveryLedger {
       /** The connection the guards are written on (default `redis`); the sender gives them one of their own. */
       guardRedis?: Redis;
       namespace?: string;
+      /** Attempts at writing a guard before it is kept in memory and DeliveryGuardFailed is thrown (default 35, ~30 s). */
+      guardAttempts?: number;
     } = {},
   ) {
     this.guardRedis = options.guardRedis ?? redis;
+    this.guardAttempts = options.guardAttempts ?? 35;
     this.namespace = options.namespace ?? 'sl';
   }
 
   readonly namespace: string;
+  private readonly guardAttempts: number;
 
   keyOf(messageId: string): string {
     return `${this.namespace}:sender:${this.group}:message:${messageId}`;
@@ -121,11 +132,16 @@ export class DeliveryLedger {
       pipeline.hgetall(key);
     }
     const results = await this.exec(pipeline, 'read');
+    const unwritten = new Map(requests.map(({ messageId }) => [messageId, this.unwritten.get(messageId)]));
+    await this.writeUnwrittenGuards(requests.map((request) => request.messageId));
     requests.forEach(({ messageId }, i) => {
       const hash = (results[reads[i]!] ?? {}) as Record<string, string>;
       const recipients = new Map<string, RecipientEntry>();
       for (const [field, value] of Object.entries(hash)) {
         if (field.startsWith('r:')) recipients.set(field.slice(2), JSON.parse(value) as RecipientEntry);
+      }
+      for (const [recipient, entry] of unwritten.get(messageId) ?? []) {
+        if (!recipients.has(recipient)) recipients.set(recipient, entry);
       }
       ledgers.set(messageId, {
         ...(hash.claim !== undefined && { claim: hash.claim }),
@@ -134,6 +150,21 @@ export class DeliveryLedger {
       });
     });
     return ledgers;
+  }
+
+  /** Writes the guards of these messages that Redis did not take before; keeps them in memory if it still does not. */
+  private async writeUnwrittenGuards(messageIds: readonly string[]): Promise<void> {
+    const pending = messageIds.filter((id) => this.unwritten.has(id));
+    if (pending.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const id of pending) {
+      for (const [recipient, entry] of this.unwritten.get(id)!) {
+        pipeline.hsetnx(this.keyOf(id), `r:${recipient}`, JSON.stringify(entry));
+      }
+      pipeline.pexpire(this.keyOf(id), this.ttlMs);
+    }
+    await this.exec(pipeline, 'write unwritten guards');
+    for (const id of pending) this.unwritten.delete(id);
   }
 
   async markSent(messageIds: readonly string[]): Promise<void> {
@@ -149,8 +180,8 @@ export class DeliveryLedger {
   /**
    * The guard: the server accepted these recipients. Sent at once on the guard connection (an explicit
    * pipeline is written to the socket immediately; a lone command would wait for the client's auto-pipelining
-   * until the event loop's next turn). Tried up to 6 times over about 3 s; then a non-retriable
-   * DeliveryGuardFailed. Resolves with the moment Redis applied it (Redis's clock, ms).
+   * until the event loop's next turn). Tried for about 30 s; then a non-retriable
+   * DeliveryGuardFailed, and the guard is kept in this process's memory (see `unwritten`). Resolves with the moment Redis applied it (Redis's clock, ms).
    */
   async markAccepted(
     messageId: string,
@@ -167,9 +198,14 @@ export class DeliveryLedger {
           const [at] = await this.exec(pipeline, 'markAccepted');
           return Number(at);
         },
-        { maxAttempts: 6, initialDelayMs: 100, maxDelayMs: 1000 },
+        // About 30 s: a Redis restarted meanwhile takes the guard, and the transaction waits for it.
+        { maxAttempts: this.guardAttempts, initialDelayMs: 100, maxDelayMs: 1000 },
       );
     } catch (cause) {
+      const entries = this.unwritten.get(messageId) ?? new Map<string, RecipientEntry>();
+      const entry: RecipientEntry = { state: 'accepted', response, host, at: Date.now() };
+      for (const recipient of recipients) entries.set(recipient, entry);
+      this.unwritten.set(messageId, entries);
       throw new InfrastructureError(
         'DeliveryGuardFailed',
         `message ${messageId} was accepted by ${host} but the guard could not be written: not retried, to send it once`,
