@@ -641,7 +641,7 @@ describe('Redis killed (SIGKILL) during keyed sends, the whole path as npm start
     // The sender and the projector (the same processes) carry on: each accepted message reaches the mail server.
     const expected = new Set(sends.map((send) => send.messageId!));
     await waitUntil(
-      () => [...expected].every((id) => pipeline.deliveriesByMessageId().has(id)),
+      () => pipeline.undelivered(expected).length === 0,
       120_000,
       `every accepted message to be delivered:\n${pipeline.sender.output.slice(-3000)}`,
     );

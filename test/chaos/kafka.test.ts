@@ -54,7 +54,7 @@ describe('Kafka killed during keyed sends', () => {
     // Each accepted message reaches the mail server once.
     const expected = new Set(sends.map((send) => send.messageId!));
     await waitUntil(
-      () => [...expected].every((id) => pipeline.deliveriesByMessageId().has(id)),
+      () => pipeline.undelivered(expected).length === 0,
       120_000,
       'every accepted message to be delivered',
     );

@@ -133,10 +133,7 @@ describe('one broker of three killed during keyed sends', () => {
       onTestFinished(() => clearInterval(progress));
       // One count of the deliveries per check: counting them again for each message (6,000 × 6,000) kept this
       // process busy for seconds at a time, and the mail server the sender delivers to runs in this process.
-      const undelivered = () => {
-        const deliveries = pipeline.deliveriesByMessageId();
-        return [...expected].filter((id) => !deliveries.has(id));
-      };
+      const undelivered = () => pipeline.undelivered(expected);
       await waitUntil(() => undelivered().length === 0, 400_000, 'every accepted message to be delivered').catch(
         (error: Error) => {
           throw new Error(

@@ -34,6 +34,8 @@ export interface Pipeline {
   acceptedEvents(): Promise<StoredEvent[]>;
   /** How many times each message (by Message-ID, i.e. MessageID) reached the mail server. */
   deliveriesByMessageId(): Map<string, number>;
+  /** The MessageIDs among `expected` that have not reached the mail server yet (one pass over what it received). */
+  undelivered(expected: Iterable<string>): string[];
   /** The allowance the API reads, this month. */
   allowanceUsed(): Promise<number>;
   close(): Promise<void>;
@@ -79,6 +81,14 @@ export async function startPipeline(
   await waitUntil(async () => (await readyz(baseUrl)) === 200, 90_000, `the API to be ready:\n${api.output}`);
 
   let sequence = 0;
+  const deliveriesByMessageId = () => {
+    const counts = new Map<string, number>();
+    for (const received of mail.messages()) {
+      const id = /<([^@>]+)@/.exec(received.messageId ?? '')?.[1];
+      if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
+    }
+    return counts;
+  };
   return {
     services,
     org,
@@ -106,13 +116,10 @@ export async function startPipeline(
       });
       return found;
     },
-    deliveriesByMessageId: () => {
-      const counts = new Map<string, number>();
-      for (const received of mail.messages()) {
-        const id = /<([^@>]+)@/.exec(received.messageId ?? '')?.[1];
-        if (id) counts.set(id, (counts.get(id) ?? 0) + 1);
-      }
-      return counts;
+    deliveriesByMessageId,
+    undelivered: (expected) => {
+      const deliveries = deliveriesByMessageId();
+      return [...expected].filter((id) => !deliveries.has(id));
     },
     allowanceUsed: () => new AllowanceCounter(redis).used(org.organizationId, allowancePeriod(Date.now())),
     close: async () => {
