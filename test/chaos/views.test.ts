@@ -9,7 +9,6 @@ import {
   AllowanceView,
   createClickHouse,
   createRedis,
-  deadLetterTopicOf,
   EventStore,
   positionsKeyOf,
   prefixedTopicNames,
@@ -21,6 +20,7 @@ import {
   type StoredEvent,
 } from '@sendline/infra';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
+import { deleteTopicsAndDisconnect } from '../support/services';
 import { accepted, accountEvents, suppressionAdded, suppressionDeleted } from '../projector/support';
 import { sleep, waitUntil } from './harness';
 
@@ -75,15 +75,7 @@ afterAll(async () => {
   redis?.disconnect();
   await clickhouse?.close();
   if (store) {
-    const admin = store.kafka.admin();
-    await admin.connect();
-    const topics = Object.values(store.topics);
-    const existing = new Set(await admin.listTopics());
-    await admin
-      .deleteTopics({ topics: [...topics, ...topics.map(deadLetterTopicOf)].filter((t) => existing.has(t)) })
-      .catch(() => undefined);
-    await admin.disconnect();
-    await store.disconnect();
+    await deleteTopicsAndDisconnect(store);
   }
   await stack?.stop();
 });

@@ -16,14 +16,13 @@ import {
   ClickHouseActivityReader,
   ClickHouseActivityWriter,
   createRedis,
-  deadLetterTopicOf,
   SuppressionView,
   type ClickHouseClient,
   type EventStore,
   type Redis,
   type StoredEvent,
 } from '@sendline/infra';
-import { eventually, freshEventStore, uniqueName } from '../support/services';
+import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import {
   accountEvents,
   expectedStatus,
@@ -55,15 +54,7 @@ describe('the projector', () => {
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
     await dropDatabase();
-    const admin = store.kafka.admin();
-    await admin.connect();
-    const topics = Object.values(store.topics);
-    const existing = new Set(await admin.listTopics());
-    await admin
-      .deleteTopics({ topics: [...topics, ...topics.map(deadLetterTopicOf)].filter((t) => existing.has(t)) })
-      .catch(() => undefined);
-    await admin.disconnect();
-    await store.disconnect();
+    await deleteTopicsAndDisconnect(store);
   });
 
   const start = async (groupPrefix: string, options: Partial<Parameters<typeof startProjector>[0]> = {}) => {

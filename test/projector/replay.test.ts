@@ -8,14 +8,13 @@ import {
   activityFingerprints,
   ClickHouseActivityReader,
   createRedis,
-  deadLetterTopicOf,
   SuppressionView,
   type ClickHouseClient,
   type EventStore,
   type Redis,
   type StoredEvent,
 } from '@sendline/infra';
-import { eventually, freshEventStore, uniqueName } from '../support/services';
+import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import {
   accountEvents,
   accepted,
@@ -105,15 +104,7 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
     await dropDatabase();
-    const admin = store.kafka.admin();
-    await admin.connect();
-    const topics = Object.values(store.topics);
-    const existing = new Set(await admin.listTopics());
-    await admin
-      .deleteTopics({ topics: [...topics, ...topics.map(deadLetterTopicOf)].filter((t) => existing.has(t)) })
-      .catch(() => undefined);
-    await admin.disconnect();
-    await store.disconnect();
+    await deleteTopicsAndDisconnect(store);
   });
 
   const options = (

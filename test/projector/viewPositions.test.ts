@@ -8,7 +8,6 @@ import {
   AllowanceView,
   createClickHouse,
   createRedis,
-  deadLetterTopicOf,
   positionsKeyOf,
   SuppressionView,
   ViewPositions,
@@ -17,7 +16,7 @@ import {
   type Redis,
   type StoredEvent,
 } from '@sendline/infra';
-import { addresses, eventually, freshEventStore, uniqueName } from '../support/services';
+import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import { accepted, accountEvents, suppressionAdded, suppressionDeleted } from './support';
 
 /**
@@ -43,15 +42,7 @@ afterAll(async () => {
   for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
   redis.disconnect();
   await clickhouse.close();
-  const admin = store.kafka.admin();
-  await admin.connect();
-  const topics = Object.values(store.topics);
-  const existing = new Set(await admin.listTopics());
-  await admin
-    .deleteTopics({ topics: [...topics, ...topics.map(deadLetterTopicOf)].filter((t) => existing.has(t)) })
-    .catch(() => undefined);
-  await admin.disconnect();
-  await store.disconnect();
+  await deleteTopicsAndDisconnect(store);
 });
 
 const start = async (groupPrefix: string) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { EventStore, serviceAddresses, topicConfigs, type TopicNames } from '@sendline/infra';
+import { deadLetterTopicOf, EventStore, serviceAddresses, topicConfigs, type TopicNames } from '@sendline/infra';
 
 /** The real services' addresses (`npm test` starts them and exports their addresses). */
 export const addresses = serviceAddresses();
@@ -50,4 +50,17 @@ export async function eventually<T>(
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? `: ${String(lastError)}` : ''}`);
+}
+
+/** Deletes a test's own topics (and their dead-letter topics), then disconnects the store. */
+export async function deleteTopicsAndDisconnect(store: EventStore): Promise<void> {
+  const admin = store.kafka.admin();
+  await admin.connect();
+  const topics = Object.values(store.topics);
+  const existing = new Set(await admin.listTopics());
+  await admin
+    .deleteTopics({ topics: [...topics, ...topics.map(deadLetterTopicOf)].filter((t) => existing.has(t)) })
+    .catch(() => undefined);
+  await admin.disconnect();
+  await store.disconnect();
 }
