@@ -1,4 +1,5 @@
 export * from './event';
+export * from './decider';
 export * from './errors';
 export * from './messages';
 export * from './suppressions';

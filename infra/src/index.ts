@@ -7,6 +7,7 @@ export * from './kafka/topics';
 export * from './kafka/routing';
 export * from './kafka/eventStore';
 export * from './kafka/reachability';
+export * from './commands';
 export * from './registry/codec';
 export * from './clickhouse/client';
 export * from './clickhouse/migrations';

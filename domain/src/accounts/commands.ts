@@ -1,5 +1,6 @@
-import { assertNever, DomainError, idSupply } from '../event';
-import type { Command, EventMetadata } from '../event';
+import { eventMetadata } from '../decider';
+import { assertNever, DomainError } from '../event';
+import type { Command } from '../event';
 import { isValidAllowance } from './allowance';
 import { isKeyPrefix } from './apiKeys';
 import { dkimPublicKeyBase64, hasVerificationRecord, joinTxtRecord, verificationRecordName } from './dns';
@@ -77,17 +78,6 @@ const VERIFICATION_TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
 const DKIM_SELECTOR = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
 
-/** Metadata for the events one command decides: ids in the order the caller gave them. */
-function eventMetadata(command: AccountCommand): () => EventMetadata {
-  const nextId = idSupply(command.metadata);
-  return () => ({
-    eventId: nextId(),
-    organizationId: command.metadata.organizationId,
-    occurredAt: command.metadata.now,
-    schemaVersion: 1,
-  });
-}
-
 function requireOrganization(command: AccountCommand, state: OrganizationState): void {
   if (state.organization === null) {
     throw new DomainError('OrganizationNotFound', `organization ${command.metadata.organizationId} does not exist`, {
@@ -113,7 +103,7 @@ function createOrganization(command: CreateOrganization, state: OrganizationStat
     'an organization name',
   );
   const adminEmail = normalizeMemberEmail(command.data.adminEmail);
-  const metadata = eventMetadata(command);
+  const metadata = eventMetadata(command.metadata);
   return [
     { type: 'OrganizationCreated', data: { organizationId, name, adminEmail }, metadata: metadata() },
     { type: 'MemberAdded', data: { email: adminEmail, role: 'admin' }, metadata: metadata() },
@@ -130,7 +120,7 @@ function addMember(command: AddMember, state: OrganizationState): AccountEvent[]
   if (state.members.has(email)) {
     throw new DomainError('MemberAlreadyExists', `${email} is already a member`, { email });
   }
-  return [{ type: 'MemberAdded', data: { email, role }, metadata: eventMetadata(command)() }];
+  return [{ type: 'MemberAdded', data: { email, role }, metadata: eventMetadata(command.metadata)() }];
 }
 
 function removeMember(command: RemoveMember, state: OrganizationState): AccountEvent[] {
@@ -144,7 +134,7 @@ function removeMember(command: RemoveMember, state: OrganizationState): AccountE
       throw new DomainError('CannotRemoveLastAdmin', `${email} is the organization's last admin`, { email });
     }
   }
-  return [{ type: 'MemberRemoved', data: { email }, metadata: eventMetadata(command)() }];
+  return [{ type: 'MemberRemoved', data: { email }, metadata: eventMetadata(command.metadata)() }];
 }
 
 function addDomain(command: AddDomain, state: OrganizationState): AccountEvent[] {
@@ -169,7 +159,7 @@ function addDomain(command: AddDomain, state: OrganizationState): AccountEvent[]
     {
       type: 'DomainAdded',
       data: { domain, verificationToken, dkimSelector, dkimPublicKey, dkimPrivateKeyEncrypted },
-      metadata: eventMetadata(command)(),
+      metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
@@ -202,7 +192,7 @@ function verifyDomain(command: VerifyDomain, state: OrganizationState): AccountE
         dkimPrivateKeyEncrypted: current.dkimPrivateKeyEncrypted,
         addedAt: current.addedAt,
       },
-      metadata: eventMetadata(command)(),
+      metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
@@ -213,7 +203,7 @@ function removeDomain(command: RemoveDomain, state: OrganizationState): AccountE
   if (!state.domains.has(domain)) {
     throw new DomainError('DomainNotFound', `${domain} is not a domain of the organization`, { domain });
   }
-  return [{ type: 'DomainRemoved', data: { domain }, metadata: eventMetadata(command)() }];
+  return [{ type: 'DomainRemoved', data: { domain }, metadata: eventMetadata(command.metadata)() }];
 }
 
 function issueApiKey(command: IssueApiKey, state: OrganizationState): AccountEvent[] {
@@ -243,7 +233,7 @@ function issueApiKey(command: IssueApiKey, state: OrganizationState): AccountEve
     {
       type: 'ApiKeyIssued',
       data: { keyId, name, scopes, mode, keyHash, keyPrefix },
-      metadata: eventMetadata(command)(),
+      metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
@@ -276,7 +266,7 @@ function revokeApiKey(command: RevokeApiKey, state: OrganizationState): AccountE
         keyPrefix: key.prefix,
         issuedAt: key.issuedAt,
       },
-      metadata: eventMetadata(command)(),
+      metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
@@ -292,7 +282,7 @@ function setAllowance(command: SetAllowance, state: OrganizationState): AccountE
     );
   }
   if (messagesPerMonth === state.allowance) return [];
-  return [{ type: 'AllowanceSet', data: { messagesPerMonth }, metadata: eventMetadata(command)() }];
+  return [{ type: 'AllowanceSet', data: { messagesPerMonth }, metadata: eventMetadata(command.metadata)() }];
 }
 
 export function decideOrganization(command: AccountCommand, state: OrganizationState): AccountEvent[] {

@@ -1,4 +1,5 @@
-import { assertNever, DomainError, idSupply, type Command, type CommandMetadata, type EventMetadata } from '../event';
+import { eventMetadata, type Decider } from '../decider';
+import { assertNever, DomainError, type Command, type CommandMetadata } from '../event';
 import { canonicalAddress, type OutboundMessage } from '../validation';
 import {
   canMessageMove,
@@ -69,10 +70,6 @@ export type RecordSent = Command<'RecordSent', RecordSentData>;
 export type RecordDeliveryOutcome = Command<'RecordDeliveryOutcome', RecordDeliveryOutcomeData>;
 export type MessageCommand = AcceptMessage | RecordSent | RecordDeliveryOutcome;
 
-function eventMetadata(metadata: CommandMetadata, nextId: () => string): EventMetadata {
-  return { eventId: nextId(), organizationId: metadata.organizationId, occurredAt: metadata.now, schemaVersion: 1 };
-}
-
 /** To, Cc and Bcc in order, as canonical addresses, each once. */
 export function uniqueRecipients(message: Pick<OutboundMessage, 'to' | 'cc' | 'bcc'>): string[] {
   const seen = new Set<string>();
@@ -94,7 +91,6 @@ function acceptMessage(command: AcceptMessage, state: MessageState): MessageAcce
       suppressed: suppressedRecipients,
     });
   }
-  const nextId = idSupply(command.metadata);
   return [
     {
       type: 'MessageAccepted',
@@ -105,7 +101,7 @@ function acceptMessage(command: AcceptMessage, state: MessageState): MessageAcce
         suppressedRecipients,
         submittedAt: command.metadata.now,
       },
-      metadata: eventMetadata(command.metadata, nextId),
+      metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
@@ -133,8 +129,7 @@ function recordSent(command: RecordSent, state: MessageState): MessageSent[] {
   }
   assertSameStream(state, messageId, command.metadata);
   if (!canMessageMove(state.phase, 'Sent')) return []; // already Sent: a re-run of the same handler
-  const nextId = idSupply(command.metadata);
-  return [{ type: 'MessageSent', data: { messageId }, metadata: eventMetadata(command.metadata, nextId) }];
+  return [{ type: 'MessageSent', data: { messageId }, metadata: eventMetadata(command.metadata)() }];
 }
 
 const OUTCOME_STATUS: Record<DeliveryOutcome['kind'], RecipientStatus> = {
@@ -167,7 +162,7 @@ function recordDeliveryOutcome(command: RecordDeliveryOutcome, state: MessageSta
   if (!canRecipientMove(current.status, OUTCOME_STATUS[outcome.kind])) return [];
   if (outcome.kind === 'Deferred' && outcome.attempt <= current.failedAttempts) return [];
 
-  const metadata = eventMetadata(command.metadata, idSupply(command.metadata));
+  const metadata = eventMetadata(command.metadata)();
   const base = { messageId, recipient };
   switch (outcome.kind) {
     case 'Delivered':
@@ -238,11 +233,7 @@ export function decideMessage(command: MessageCommand, state: MessageState): Mes
   }
 }
 
-export interface MessageDecider {
-  initialState(): MessageState;
-  decide(command: MessageCommand, state: MessageState): MessageEvent[];
-  evolve(state: MessageState, event: MessageEvent): MessageState;
-}
+export type MessageDecider = Decider<MessageState, MessageCommand, MessageEvent>;
 
 export const messageDecider: MessageDecider = {
   initialState: initialMessageState,

@@ -1,4 +1,5 @@
-import { assertNever, DomainError, idSupply, type Command, type CommandMetadata, type EventMetadata } from '../event';
+import { eventMetadata, type Decider } from '../decider';
+import { assertNever, DomainError, type Command } from '../event';
 import type { MessageHardBounced } from '../messages';
 import { parseEmailAddress } from '../validation';
 import {
@@ -40,15 +41,6 @@ export type AddSuppression = Command<'AddSuppression', AddSuppressionData>;
 export type DeleteSuppression = Command<'DeleteSuppression', DeleteSuppressionData>;
 export type SuppressionCommand = AddSuppression | DeleteSuppression;
 
-function eventMetadata(metadata: CommandMetadata): EventMetadata {
-  return {
-    eventId: idSupply(metadata)(),
-    organizationId: metadata.organizationId,
-    occurredAt: metadata.now,
-    schemaVersion: 1,
-  };
-}
-
 function canonical(emailAddress: string): string {
   const parsed = parseEmailAddress(emailAddress);
   if (!parsed.ok) throw new DomainError('InvalidEmailAddress', parsed.error.message, { emailAddress });
@@ -76,14 +68,14 @@ function addSuppression(command: AddSuppression, state: SuppressionState): Suppr
     {
       type: 'SuppressionAdded',
       data: { emailAddress, reason, origin, createdAt: command.metadata.now },
-      metadata: eventMetadata(command.metadata),
+      metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
 
 function deleteSuppression(command: DeleteSuppression): SuppressionDeleted[] {
   const emailAddress = canonical(command.data.emailAddress);
-  return [{ type: 'SuppressionDeleted', data: { emailAddress }, metadata: eventMetadata(command.metadata) }];
+  return [{ type: 'SuppressionDeleted', data: { emailAddress }, metadata: eventMetadata(command.metadata)() }];
 }
 
 export function decideSuppression(command: SuppressionCommand, state: SuppressionState): SuppressionEvent[] {
@@ -97,11 +89,7 @@ export function decideSuppression(command: SuppressionCommand, state: Suppressio
   }
 }
 
-export interface SuppressionDecider {
-  initialState(): SuppressionState;
-  decide(command: SuppressionCommand, state: SuppressionState): SuppressionEvent[];
-  evolve(state: SuppressionState, event: SuppressionEvent): SuppressionState;
-}
+export type SuppressionDecider = Decider<SuppressionState, SuppressionCommand, SuppressionEvent>;
 
 export const suppressionDecider: SuppressionDecider = {
   initialState: initialSuppressionState,
