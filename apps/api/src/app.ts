@@ -1,17 +1,9 @@
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type {
-  ActivityReader,
-  AccountsView,
-  AllowanceCounter,
-  EventStore,
-  IdempotencyStore,
-  SuppressionView,
-} from '@sendline/infra';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { Redis } from 'ioredis';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { authenticate } from './auth';
-import { registerErrorHandling } from './errors';
+import { SINGLE_BODY_LIMIT, type Api, type ApiDependencies } from './context';
+import { notFoundAnswer, registerErrorHandling } from './errors';
 import { methodNotAllowed } from './methodNotAllowed';
 import { registerMetrics } from './metrics';
 import { DOCUMENTED, documentSchema } from './openapi';
@@ -21,32 +13,9 @@ import { emailRoutes } from './routes/email';
 import { healthRoutes } from './routes/health';
 import { suppressionRoutes } from './routes/suppressions';
 
-/** What the API runs on; every piece is passed in, so tests build the app against the real services. */
-export interface ApiDependencies {
-  store: EventStore;
-  redis: Redis;
-  accounts: AccountsView;
-  suppressions: SuppressionView;
-  allowance: AllowanceCounter;
-  idempotency: IdempotencyStore;
-  activity: ActivityReader;
-  /** The clock and id source (passed in, so the domain never reads them itself). */
-  now: () => number;
-  newId: () => string;
-  /** The mail host shown in DNS records (MX, SPF). */
-  mailHost: string;
-}
-
 export interface BuildOptions {
   logger?: boolean | FastifyBaseLogger | { level: string };
 }
-
-export type Api = FastifyInstance<any, any, any, FastifyBaseLogger, TypeBoxTypeProvider>; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-/** A single message may carry 10 MB; base64 and JSON add about a third. */
-export const SINGLE_BODY_LIMIT = 15 * 1024 * 1024;
-/** A batch: Postmark's 50 MB. */
-export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
 
 /** Builds the API (routes, auth, errors, OpenAPI, metrics) without listening. */
 export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}): Promise<Api> {
@@ -67,6 +36,10 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
+  app.setNotFoundHandler((request, reply) => {
+    const { status, body } = notFoundAnswer(request.method, request.url);
+    return reply.code(status).send(body);
+  });
   const undeclaredMethods = methodNotAllowed(app);
   // A GET from Postmark's client carries Content-Type: application/json and no body: fine.
   // Only JSON bodies: any other type (text/plain included, which fastify parses by default) is 415, ErrorCode 409.

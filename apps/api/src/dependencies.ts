@@ -10,7 +10,7 @@ import {
   SuppressionView,
   type ServiceAddresses,
 } from '@sendline/infra';
-import type { ApiDependencies } from './app';
+import type { ApiDependencies } from './context';
 
 /** The API's dependencies on the real services, and how to let go of them. */
 export function connectApiDependencies(

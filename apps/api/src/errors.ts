@@ -106,7 +106,9 @@ export function registerErrorHandling(app: FastifyInstance): void {
     request.log.error({ err: { message: error.message, code: error.code, stack: error.stack } }, 'unexpected failure');
     return sendError(reply, 'InternalError');
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({ ErrorCode: 404, Message: `No endpoint ${request.method} ${request.url.split('?')[0]}.` }),
-  );
+}
+
+/** The answer to a path no route has (app.ts's not-found handler): 404, Postmark-style. */
+export function notFoundAnswer(method: string, url: string): { status: number; body: PostmarkError } {
+  return { status: 404, body: { ErrorCode: 404, Message: `No endpoint ${method} ${url.split('?')[0]}.` } };
 }

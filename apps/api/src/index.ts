@@ -1,2 +1,3 @@
-export { buildApi, type Api, type ApiDependencies, type BuildOptions } from './app';
+export { buildApi, type BuildOptions } from './app';
+export { type Api, type ApiDependencies } from './context';
 export { connectApiDependencies } from './dependencies';

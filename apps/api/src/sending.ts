@@ -1,29 +1,34 @@
 import {
   addressDomain,
   allowancePeriod,
-  decideMessage,
-  DomainError,
-  initialMessageState,
+  messageDecider,
   uniqueRecipients,
   validateSendRequest,
+  type MessageCommand,
   type MessageEvent,
+  type MessageState,
   type OutboundMessage,
 } from '@sendline/domain';
-import { nameBasedId, type StoredApiKey } from '@sendline/infra';
-import type { ApiDependencies } from './app';
+import { CommandHandler, nameBasedId, type StoredApiKey } from '@sendline/infra';
+import { Type, type Static } from 'typebox';
+import type { ApiDependencies } from './context';
 import { errorAnswer, type PostmarkError } from './errors';
 import { messagesAccepted, messagesRefused } from './metrics';
 
-/** Postmark's send result. */
-export interface SendResult {
-  To: string;
-  Cc?: string;
-  Bcc?: string;
-  SubmittedAt: string;
-  MessageID: string;
-  ErrorCode: number;
-  Message: string;
-}
+/**
+ * Postmark's send result: the 200 answer of POST /email and each entry of POST /email/batch's array (an entry
+ * for a refused message carries only ErrorCode and Message, hence the optional fields).
+ */
+export const SendResult = Type.Object({
+  To: Type.Optional(Type.String()),
+  Cc: Type.Optional(Type.String()),
+  Bcc: Type.Optional(Type.String()),
+  SubmittedAt: Type.Optional(Type.String()),
+  MessageID: Type.Optional(Type.String()),
+  ErrorCode: Type.Integer(),
+  Message: Type.String(),
+});
+export type SendResult = Static<typeof SendResult>;
 
 /** A request sent with an Idempotency-Key: what its messages' ids and time are derived from. */
 export interface IdempotentRequest {
@@ -40,6 +45,9 @@ export type SendOutcome = { status: 200; body: SendResult } | { status: number; 
 
 /** A message that passed every check and waits for its events to be appended. */
 interface Decided {
+  /** The message's position in the request. */
+  index: number;
+  messageId: string;
   events: MessageEvent[];
   result: SendResult;
   activeCount: number;
@@ -62,12 +70,18 @@ function refused(code: string, params: Record<string, string | string[] | undefi
  * Kafka) → the answer. The rules themselves are the domain's; this only wires them.
  */
 export class SendingService {
-  constructor(private readonly deps: ApiDependencies) {}
+  /** Nothing to apply after the append: no view of the API reads a message back (the projector fills them). */
+  private readonly messages: CommandHandler<MessageState, MessageCommand, MessageEvent>;
+
+  constructor(private readonly deps: ApiDependencies) {
+    this.messages = new CommandHandler({ decider: messageDecider, store: deps.store });
+  }
 
   /** Sends one message; the answer is Postmark's send result or error. */
   async send(key: StoredApiKey, body: unknown, idempotency?: IdempotentRequest): Promise<SendOutcome> {
     const [outcome] = await this.sendMany(key, [body], idempotency);
-    return outcome as SendOutcome;
+    if (!outcome) throw new Error('the send path answered no outcome for the message');
+    return outcome;
   }
 
   /**
@@ -84,7 +98,8 @@ export class SendingService {
       const messageId = nameBasedId(ID_NAMESPACE, org, idempotency.key, idempotency.requestHash, index);
       return { messageId, eventId: nameBasedId(ID_NAMESPACE, messageId, 'MessageAccepted') };
     };
-    const outcomes: (SendOutcome | Decided)[] = [];
+    const outcomes: SendOutcome[] = [];
+    const decided: Decided[] = [];
 
     // 1. Validation.
     const valid: { index: number; message: OutboundMessage }[] = [];
@@ -124,64 +139,54 @@ export class SendingService {
     // 3. The domain decides.
     for (const item of checked) {
       const { messageId, eventId } = idsOf(item.index);
-      try {
-        const events = decideMessage(
-          {
-            type: 'AcceptMessage',
-            data: { messageId, message: item.message, suppressedAddresses: item.suppressed },
-            metadata: { organizationId: org, now, eventIds: [eventId] },
-          },
-          initialMessageState(),
-        );
-        const accepted = events.find((event) => event.type === 'MessageAccepted');
-        const data = accepted?.type === 'MessageAccepted' ? accepted.data : undefined;
-        const suppressedHere = data?.suppressedRecipients ?? [];
-        const result: SendResult = {
-          To: formatList(item.message.to),
-          ...(item.message.cc.length ? { Cc: formatList(item.message.cc) } : {}),
-          ...(item.message.bcc.length ? { Bcc: formatList(item.message.bcc) } : {}),
-          SubmittedAt: new Date(now).toISOString(),
-          MessageID: messageId,
-          ErrorCode: 0,
-          Message:
-            key.mode === 'test'
-              ? 'Test job accepted'
-              : suppressedHere.length
-                ? `OK. Not sent to suppressed recipients: ${suppressedHere.join(', ')}.`
-                : 'OK',
-        };
-        outcomes[item.index] = { events, result, activeCount: data?.activeRecipients.length ?? 0 };
-      } catch (error) {
-        if (!(error instanceof DomainError)) throw error;
-        const addresses = (error.details?.suppressed as string[] | undefined) ?? [];
-        outcomes[item.index] = refused(error.code, { addresses, detail: error.message });
+      const decision = this.messages.decide({
+        type: 'AcceptMessage',
+        data: { messageId, message: item.message, suppressedAddresses: item.suppressed },
+        metadata: { organizationId: org, now, eventIds: [eventId] },
+      });
+      if (!decision.ok) {
+        const addresses = (decision.error.details?.suppressed as string[] | undefined) ?? [];
+        outcomes[item.index] = refused(decision.error.code, { addresses, detail: decision.error.message });
+        continue;
       }
+      const { events } = decision;
+      const accepted = events.find((event) => event.type === 'MessageAccepted');
+      const data = accepted?.type === 'MessageAccepted' ? accepted.data : undefined;
+      const suppressedHere = data?.suppressedRecipients ?? [];
+      const result: SendResult = {
+        To: formatList(item.message.to),
+        ...(item.message.cc.length ? { Cc: formatList(item.message.cc) } : {}),
+        ...(item.message.bcc.length ? { Bcc: formatList(item.message.bcc) } : {}),
+        SubmittedAt: new Date(now).toISOString(),
+        MessageID: messageId,
+        ErrorCode: 0,
+        Message:
+          key.mode === 'test'
+            ? 'Test job accepted'
+            : suppressedHere.length
+              ? `OK. Not sent to suppressed recipients: ${suppressedHere.join(', ')}.`
+              : 'OK',
+      };
+      decided.push({ index: item.index, messageId, events, result, activeCount: data?.activeRecipients.length ?? 0 });
     }
 
     // 4. Allowance, then the append.
-    const decided = outcomes
-      .map((outcome, index) => ({ outcome, index }))
-      .filter((entry): entry is { outcome: Decided; index: number } => 'events' in entry.outcome);
     if (decided.length > 0) {
       const limit = organization?.messagesPerMonth ?? null;
       const period = allowancePeriod(now);
-      const toAppend: typeof decided = [];
+      const toAppend: Decided[] = [];
       if (key.mode === 'test') {
         // A test key checks the allowance and uses none of it.
         const used = limit === null ? 0 : await this.deps.allowance.used(org, period);
         for (const entry of decided) {
-          if (limit !== null && used + entry.outcome.activeCount > limit)
-            outcomes[entry.index] = refused('NotAllowedToSend');
-          else outcomes[entry.index] = { status: 200, body: entry.outcome.result };
+          if (limit !== null && used + entry.activeCount > limit) outcomes[entry.index] = refused('NotAllowedToSend');
+          else outcomes[entry.index] = { status: 200, body: entry.result };
         }
       } else {
         // A hold per MessageID, checked against logged + held (an unlimited organization needs none). The
         // projector turns a hold into a count when the message's event lands; one that never lands expires.
-        const holdsOf = (entries: typeof decided) =>
-          entries.map((entry) => ({
-            messageId: entry.outcome.result.MessageID,
-            recipients: entry.outcome.activeCount,
-          }));
+        const holdsOf = (entries: Decided[]) =>
+          entries.map((entry) => ({ messageId: entry.messageId, recipients: entry.activeCount }));
         if (limit === null || (await this.deps.allowance.reserve(org, period, holdsOf(decided), limit))) {
           toAppend.push(...decided);
         } else {
@@ -193,12 +198,12 @@ export class SendingService {
         if (toAppend.length > 0) {
           // No refund when the append fails: its event may still land (acknowledged after the timeout); the hold
           // then becomes the message's count, and otherwise it expires.
-          await this.deps.store.append(toAppend.flatMap((entry) => entry.outcome.events));
+          await this.messages.commit(toAppend.flatMap((entry) => entry.events));
           messagesAccepted.inc({ mode: 'live' }, toAppend.length);
-          for (const entry of toAppend) outcomes[entry.index] = { status: 200, body: entry.outcome.result };
+          for (const entry of toAppend) outcomes[entry.index] = { status: 200, body: entry.result };
         }
       }
     }
-    return outcomes as SendOutcome[];
+    return outcomes;
   }
 }

@@ -1,8 +1,7 @@
 import { dnsRecordsFor } from '@sendline/domain';
-import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ApiDependencies } from '../app';
 import { requireKey } from '../auth';
+import type { Api, ApiDependencies } from '../context';
 import { errorResponses } from '../openapi';
 
 const Iso = Type.String({ description: 'ISO 8601 timestamp, UTC, with milliseconds' });
@@ -46,7 +45,7 @@ const MembersResponse = Type.Object({
 
 /** The account endpoints, in the service's own camelCase format (not Postmark's). */
 export function accountRoutes(deps: ApiDependencies) {
-  return async function (app: FastifyInstance): Promise<void> {
+  return async function (app: Api): Promise<void> {
     app.get(
       '/me',
       {
@@ -85,7 +84,7 @@ export function accountRoutes(deps: ApiDependencies) {
             name,
             verified: domain.verified,
             verifiedAt: iso(domain.verifiedAt),
-            addedAt: iso(domain.addedAt) as string,
+            addedAt: new Date(domain.addedAt).toISOString(),
             dnsRecords: dnsRecordsFor(name, domain, deps.mailHost).map((record) => ({
               ...record,
               state: record.purpose === 'ownership' ? (domain.verified ? 'verified' : 'pending') : 'not_checked',
@@ -112,7 +111,7 @@ export function accountRoutes(deps: ApiDependencies) {
           members: [...members].map(([email, member]) => ({
             email,
             role: member.role,
-            addedAt: iso(member.addedAt) as string,
+            addedAt: new Date(member.addedAt).toISOString(),
           })),
         };
       },

@@ -1,9 +1,9 @@
 import type { ActivityFilters, AddressEntry, MessageSummary } from '@sendline/infra';
-import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { ApiDependencies } from '../app';
 import { requireKey } from '../auth';
+import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
+import { assertOutboundStream } from '../messageStream';
 import { documentedEnum, errorResponses } from '../openapi';
 
 const MAX_COUNT = 500;
@@ -124,7 +124,7 @@ function toWire(m: MessageSummary) {
 }
 
 export function activityRoutes(deps: ApiDependencies) {
-  return async function (app: FastifyInstance): Promise<void> {
+  return async function (app: Api): Promise<void> {
     app.get(
       '/messages/outbound',
       {
@@ -143,7 +143,7 @@ export function activityRoutes(deps: ApiDependencies) {
       },
       async (request) => {
         const key = requireKey(request);
-        const q = request.query as Record<string, string | undefined>;
+        const q = request.query;
         const count = q.count === undefined ? 100 : Number(q.count);
         const offset = q.offset === undefined ? 0 : Number(q.offset);
         if (count < 1 || count > MAX_COUNT) {
@@ -151,11 +151,7 @@ export function activityRoutes(deps: ApiDependencies) {
         }
         // Both spellings are checked: an empty one never hides a wrong other.
         for (const stream of [q.messagestream, q.messageStream]) {
-          if (stream !== undefined && stream !== '' && stream !== 'outbound') {
-            throw new ApiError('InvalidMessageStream', {
-              detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.`,
-            });
-          }
+          if (stream !== undefined && stream !== '') assertOutboundStream(stream);
         }
         const filters: ActivityFilters = { count, offset };
         const set = <K extends keyof ActivityFilters>(name: K, value: ActivityFilters[K] | undefined) => {
@@ -186,7 +182,7 @@ export function activityRoutes(deps: ApiDependencies) {
       },
       async (request) => {
         const key = requireKey(request);
-        const { messageId } = request.params as { messageId: string };
+        const { messageId } = request.params;
         const details = await deps.activity.details(key.organizationId, messageId);
         if (!details) throw new ApiError('MessageNotFound', { messageId });
         return {

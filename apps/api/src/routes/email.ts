@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { MAX_BATCH_MESSAGES } from '@sendline/domain';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { MAX_BATCH_MESSAGES, validateBatchSize } from '@sendline/domain';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type ApiDependencies } from '../app';
 import { requireKey } from '../auth';
+import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type Api, type ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { documented, documentedEnum, errorResponses } from '../openapi';
-import { SendingService, type IdempotentRequest, type SendOutcome } from '../sending';
+import { SendingService, SendResult, type IdempotentRequest } from '../sending';
 
 const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
   description:
@@ -45,16 +45,6 @@ export const SendRequest = Type.Object(
   },
   { additionalProperties: true },
 );
-
-const SendResult = Type.Object({
-  To: Type.Optional(Type.String()),
-  Cc: Type.Optional(Type.String()),
-  Bcc: Type.Optional(Type.String()),
-  SubmittedAt: Type.Optional(Type.String()),
-  MessageID: Type.Optional(Type.String()),
-  ErrorCode: Type.Integer(),
-  Message: Type.String(),
-});
 
 /** What a refused send's 422 can carry (Postmark's codes). */
 const SEND_REFUSED =
@@ -117,7 +107,7 @@ async function idempotent(
 
 export function emailRoutes(deps: ApiDependencies) {
   const sending = new SendingService(deps);
-  return async function (app: FastifyInstance): Promise<void> {
+  return async function (app: Api): Promise<void> {
     app.post(
       '/email',
       {
@@ -154,13 +144,9 @@ export function emailRoutes(deps: ApiDependencies) {
       },
       (request, reply) =>
         idempotent(deps, request, reply, async (idempotency) => {
-          const messages = request.body as unknown[];
-          if (messages.length > MAX_BATCH_MESSAGES) {
-            throw new ApiError('TooManyBatchMessages', {
-              detail: `A batch may hold at most ${MAX_BATCH_MESSAGES} messages; this one holds ${messages.length}.`,
-            });
-          }
-          const outcomes: SendOutcome[] = await sending.sendMany(requireKey(request), messages, idempotency);
+          const size = validateBatchSize(request.body.length);
+          if (!size.ok) throw new ApiError(size.error.code, { detail: size.error.message });
+          const outcomes = await sending.sendMany(requireKey(request), request.body, idempotency);
           return { status: 200, body: outcomes.map((outcome) => outcome.body) };
         }),
     );

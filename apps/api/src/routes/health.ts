@@ -1,7 +1,6 @@
 import { withDeadline, type Dependency } from '@sendline/infra';
-import type { FastifyInstance } from 'fastify';
 import type { Admin } from 'kafkajs';
-import type { ApiDependencies } from '../app';
+import type { Api, ApiDependencies } from '../context';
 
 /** How long one dependency's check may take before it counts as down: /readyz always answers within about this. */
 export const READINESS_CHECK_MS = 1000;
@@ -92,7 +91,7 @@ class Readiness {
 }
 
 export function healthRoutes(deps: ApiDependencies) {
-  return async function (app: FastifyInstance): Promise<void> {
+  return async function (app: Api): Promise<void> {
     const readiness = new Readiness(deps);
     app.addHook('onClose', () => readiness.close());
     app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

@@ -1,9 +1,9 @@
-import { decideSuppression, initialSuppressionState, parseEmailAddress, type SuppressionEvent } from '@sendline/domain';
-import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
-import type { ApiDependencies } from '../app';
+import { suppressionDecider, type SuppressionEvent } from '@sendline/domain';
+import { CommandHandler } from '@sendline/infra';
+import { Type, type Static } from 'typebox';
 import { requireKey } from '../auth';
-import { ApiError } from '../errors';
+import type { Api, ApiDependencies } from '../context';
+import { assertOutboundStream } from '../messageStream';
 import { documentedEnum, errorResponses } from '../openapi';
 
 /** Any stream name reaches the route, which answers ErrorCode 1235 for one other than `outbound`. */
@@ -39,16 +39,20 @@ const DeleteResponse = Type.Object({
   ),
 });
 
-function onlyOutbound(stream: string): void {
-  if (stream !== 'outbound') {
-    throw new ApiError('InvalidMessageStream', {
-      detail: `The message stream '${stream}' does not exist; the only stream is 'outbound'.`,
-    });
-  }
+/** The address an entry of a delete request names, if it is a string. */
+function suppliedAddress(entry: unknown): unknown {
+  return typeof entry === 'object' && entry !== null && 'EmailAddress' in entry ? entry.EmailAddress : undefined;
 }
 
 export function suppressionRoutes(deps: ApiDependencies) {
-  return async function (app: FastifyInstance): Promise<void> {
+  // The view forgets a deleted address as soon as its event is appended: the caller reads its own write (the
+  // projector's copy of this is a no-op).
+  const suppressions = new CommandHandler({
+    decider: suppressionDecider,
+    store: deps.store,
+    apply: (events) => deps.suppressions.apply(events),
+  });
+  return async function (app: Api): Promise<void> {
     app.get(
       '/message-streams/:stream/suppressions/dump',
       {
@@ -64,7 +68,7 @@ export function suppressionRoutes(deps: ApiDependencies) {
         },
       },
       async (request) => {
-        onlyOutbound((request.params as { stream: string }).stream);
+        assertOutboundStream(request.params.stream);
         const key = requireKey(request);
         const entries = await deps.suppressions.list(key.organizationId);
         return {
@@ -96,19 +100,14 @@ export function suppressionRoutes(deps: ApiDependencies) {
         },
       },
       async (request) => {
-        onlyOutbound((request.params as { stream: string }).stream);
+        assertOutboundStream(request.params.stream);
         const key = requireKey(request);
-        const list = (request.body as { Suppressions?: unknown } | undefined)?.Suppressions;
-        if (!Array.isArray(list)) {
-          throw new ApiError('InvalidEmailRequest', {
-            detail: "The request must hold a 'Suppressions' array of { EmailAddress } objects.",
-          });
-        }
+        const list = request.body.Suppressions;
         const now = deps.now();
-        const results: { EmailAddress: string; Status: 'Deleted' | 'Failed'; Message: string | null }[] = [];
+        const results: Static<typeof DeleteResponse>['Suppressions'] = [];
         const events: SuppressionEvent[] = [];
         for (const entry of list) {
-          const supplied = (entry as { EmailAddress?: unknown } | null)?.EmailAddress;
+          const supplied = suppliedAddress(entry);
           if (typeof supplied !== 'string') {
             results.push({
               EmailAddress: String(supplied ?? ''),
@@ -117,32 +116,26 @@ export function suppressionRoutes(deps: ApiDependencies) {
             });
             continue;
           }
-          const parsed = parseEmailAddress(supplied);
-          if (!parsed.ok) {
+          // Deleted whether or not it was suppressed: the decider always records the deletion.
+          const decision = suppressions.decide({
+            type: 'DeleteSuppression',
+            data: { emailAddress: supplied },
+            metadata: { organizationId: key.organizationId, now, eventIds: [deps.newId()] },
+          });
+          if (!decision.ok) {
             results.push({
               EmailAddress: supplied,
               Status: 'Failed',
-              Message: `Invalid email address: ${parsed.error.message}.`,
+              Message: `Invalid email address: ${decision.error.message}.`,
             });
             continue;
           }
-          // Deleted whether or not it was suppressed: the decider always records the deletion.
-          events.push(
-            ...decideSuppression(
-              {
-                type: 'DeleteSuppression',
-                data: { emailAddress: parsed.address },
-                metadata: { organizationId: key.organizationId, now, eventIds: [deps.newId()] },
-              },
-              initialSuppressionState(),
-            ),
-          );
+          events.push(...decision.events);
           results.push({ EmailAddress: supplied, Status: 'Deleted', Message: null });
         }
-        // Spec rule 4: a test key with this scope removes suppressions too.
-        await deps.store.append(events);
-        // Read your own write: the view forgets the address now; the projector's copy of this is a no-op.
-        await deps.suppressions.apply(events);
+        // One append for the whole request, as one answer (spec rule 4: a test key with this scope removes
+        // suppressions too).
+        await suppressions.commit(events);
         return { Suppressions: results };
       },
     );

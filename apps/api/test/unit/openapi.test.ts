@@ -2,7 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Scope } from '@sendline/domain';
 import { hashApiKey, ServiceUnavailableError, type StoredApiKey } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApi, type Api, type ApiDependencies } from '../../src/app';
+import { buildApi } from '../../src/app';
+import type { Api, ApiDependencies } from '../../src/context';
 import { RETRY_AFTER_SECONDS } from '../../src/errors';
 
 /**

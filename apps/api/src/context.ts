@@ -1,0 +1,52 @@
+/**
+ * What app.ts gives every route, in a module of its own so that no route imports app.ts (which imports the
+ * routes): the services the API runs on, the fastify instance a route is registered on (typed by its TypeBox
+ * schemas), and the body limits.
+ */
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type {
+  ActivityReader,
+  AccountsView,
+  AllowanceCounter,
+  EventStore,
+  IdempotencyStore,
+  SuppressionView,
+} from '@sendline/infra';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { Redis } from 'ioredis';
+
+/** What the API runs on; every piece is passed in, so tests build the app against the real services. */
+export interface ApiDependencies {
+  store: EventStore;
+  redis: Redis;
+  accounts: AccountsView;
+  suppressions: SuppressionView;
+  allowance: AllowanceCounter;
+  idempotency: IdempotencyStore;
+  activity: ActivityReader;
+  /** The clock and id source (passed in, so the domain never reads them itself). */
+  now: () => number;
+  newId: () => string;
+  /** The mail host shown in DNS records (MX, SPF). */
+  mailHost: string;
+}
+
+/** The API's fastify instance: a route's `request` and answer take their types from the route's schemas. */
+export type Api = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+/** A single message may carry 10 MB; base64 and JSON add about a third. */
+export const SINGLE_BODY_LIMIT = 15 * 1024 * 1024;
+/** A batch: Postmark's 50 MB. */
+export const BATCH_BODY_LIMIT = 50 * 1024 * 1024;
