@@ -1,4 +1,4 @@
-import { DomainError } from '../event';
+import { DomainError, type DomainErrorCode } from '../domainError';
 
 /**
  * Value rules of the accounts domain: names, roles, scopes and modes.
@@ -87,7 +87,7 @@ export function normalizeMemberEmail(input: string): string {
  * A display name (organization, API key): surrounding whitespace dropped, then 1..max characters
  * (counted as code points), no control characters.
  */
-export function normalizeDisplayName(input: string, max: number, code: string, what: string): string {
+export function normalizeDisplayName(input: string, max: number, code: DomainErrorCode, what: string): string {
   if (typeof input !== 'string') throw new DomainError(code, `${what} must be a string`);
   const name = input.trim();
   const length = [...name].length;

@@ -1,5 +1,6 @@
 import { eventMetadata, type Decider } from '../decider';
-import { assertNever, DomainError, type Command } from '../event';
+import { DomainError } from '../domainError';
+import { assertNever, type Command } from '../event';
 import type { MessageHardBounced } from '../messages';
 import { parseEmailAddress } from '../validation';
 import {

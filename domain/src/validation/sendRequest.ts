@@ -1,3 +1,4 @@
+import type { DomainErrorCode } from '../domainError';
 import { describeType, parseAddressList, type Mailbox } from './addresses';
 import {
   decodedBase64Length,
@@ -84,8 +85,10 @@ export interface OutboundMessage {
   sizeBytes: number;
 }
 
-export type SendRequestErrorCode =
-  'IncompatibleJson' | 'InvalidEmailRequest' | 'InvalidMessageStream' | 'ForbiddenAttachmentType' | 'PayloadTooLarge';
+export type SendRequestErrorCode = Extract<
+  DomainErrorCode,
+  'IncompatibleJson' | 'InvalidEmailRequest' | 'InvalidMessageStream' | 'ForbiddenAttachmentType' | 'PayloadTooLarge'
+>;
 
 export interface SendRequestError {
   code: SendRequestErrorCode;

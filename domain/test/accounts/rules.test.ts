@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isValidDomainName, normalizeDomainName, normalizeMemberEmail } from '../../src/accounts';
-import { DomainError } from '../../src/event';
+import { DomainError } from '../../src/domainError';
 
 function codeOf(run: () => unknown): string | undefined {
   try {
