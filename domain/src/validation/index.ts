@@ -4,9 +4,9 @@ export {
   describeType,
   parseAddressList,
   parseEmailAddress,
+  type AddressListParser,
   type AddressResult,
   type Mailbox,
-  type ParseEmailAddressResult,
 } from './addresses';
 export {
   decodedBase64Length,

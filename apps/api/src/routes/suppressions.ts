@@ -122,7 +122,7 @@ export function suppressionRoutes(deps: ApiDependencies) {
             results.push({
               EmailAddress: supplied,
               Status: 'Failed',
-              Message: `Invalid email address: ${parsed.error.message}.`,
+              Message: `Invalid email address: ${parsed.reason}.`,
             });
             continue;
           }
@@ -131,7 +131,7 @@ export function suppressionRoutes(deps: ApiDependencies) {
             ...decideSuppression(
               {
                 type: 'DeleteSuppression',
-                data: { emailAddress: parsed.address },
+                data: { emailAddress: parsed.value },
                 metadata: { organizationId: key.organizationId, now, eventIds: [deps.newId()] },
               },
               initialSuppressionState(),
