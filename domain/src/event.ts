@@ -1,3 +1,5 @@
+import { DomainError } from './domainError';
+
 /**
  * The envelope every event and command shares (Emmett's `{ type, data, metadata }`).
  *
@@ -34,18 +36,6 @@ export interface Command<Type extends string, Data> {
   type: Type;
   data: Data;
   metadata: CommandMetadata;
-}
-
-/** A rule that a command broke. Stable string code; knows nothing of HTTP. */
-export class DomainError extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly details?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'DomainError';
-  }
 }
 
 /** Takes the next id from a command's metadata, or fails loudly when the caller gave too few. */

@@ -1,6 +1,6 @@
+export * from './domainError';
 export * from './event';
 export * from './decider';
-export * from './errors';
 export * from './messages';
 export * from './suppressions';
 export * from './validation';

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { DomainError } from '../src/event';
+import { DomainError } from '../src/domainError';
 
 /**
  * Given / when / then for deciders, after Emmett's DeciderSpecification:

@@ -1,4 +1,4 @@
-import { API_KEY_MODES, API_KEY_SCOPES, DomainError, MEMBER_ROLES } from '@sendline/domain';
+import { API_KEY_MODES, API_KEY_SCOPES, DomainError, MEMBER_ROLES, type DomainErrorCode } from '@sendline/domain';
 import { InfrastructureError } from '@sendline/infra';
 
 /** Exit codes of the console. */
@@ -37,7 +37,7 @@ const detail = (error: DomainError, name: string): string => String(error.detail
  * DomainError codes as sentences for a person at a terminal, with what to do next where there is
  * something to do. A code not listed keeps the decider's own message.
  */
-const READABLE: Record<string, (error: DomainError) => string> = {
+const READABLE: Partial<Record<DomainErrorCode, (error: DomainError) => string>> = {
   OrganizationNotFound: (e) =>
     `unknown organization ${detail(e, 'organizationId') || ''}`.trim() + ' (admin org list shows the organizations)',
   OrganizationAlreadyExists: (e) => `organization ${detail(e, 'organizationId')} already exists`,

@@ -11,6 +11,7 @@ import {
 } from '@sendline/domain';
 import { CommandHandler, nameBasedId, type StoredApiKey } from '@sendline/infra';
 import { Type, type Static } from 'typebox';
+import { parseAddressListCached } from './addressListCache';
 import type { ApiDependencies } from './context';
 import { errorAnswer, type PostmarkError } from './errors';
 import { messagesAccepted, messagesRefused } from './metrics';
@@ -104,7 +105,7 @@ export class SendingService {
     // 1. Validation.
     const valid: { index: number; message: OutboundMessage }[] = [];
     for (const [index, body] of bodies.entries()) {
-      const validation = validateSendRequest(body);
+      const validation = validateSendRequest(body, parseAddressListCached);
       if (!validation.ok) {
         outcomes[index] = refused(validation.error.code, { detail: validation.error.message });
         continue;

@@ -1,4 +1,4 @@
-import { DomainError } from '../event';
+import { DomainError } from '../domainError';
 
 /**
  * Allowance: how many messages an organization may send per calendar month (UTC), or null for no limit.

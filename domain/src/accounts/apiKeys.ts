@@ -1,4 +1,4 @@
-import { DomainError } from '../event';
+import { DomainError } from '../domainError';
 import type { ApiKeyIssued, ApiKeyRevoked } from './organization';
 import type { ApiKeyMode, Scope } from './rules';
 

@@ -1,5 +1,6 @@
 import { eventMetadata } from '../decider';
-import { assertNever, DomainError } from '../event';
+import { DomainError } from '../domainError';
+import { assertNever } from '../event';
 import type { Command } from '../event';
 import { isValidAllowance } from './allowance';
 import { isKeyPrefix } from './apiKeys';

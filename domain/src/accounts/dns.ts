@@ -1,4 +1,4 @@
-import { DomainError } from '../event';
+import { DomainError } from '../domainError';
 import { normalizeDomainName } from './rules';
 
 /**

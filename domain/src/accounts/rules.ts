@@ -1,4 +1,5 @@
-import { DomainError } from '../event';
+import { DomainError, type DomainErrorCode } from '../domainError';
+import { parseEmailAddress } from '../validation';
 
 /**
  * Value rules of the accounts domain: names, roles, scopes and modes.
@@ -64,30 +65,21 @@ export function isValidDomainName(input: string): boolean {
   }
 }
 
-// Dot-atom local part (RFC 5322 atext), without quoted strings or comments.
-const LOCAL_PART = /^[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
-
 /**
- * A member's email address, lowercased: a dot-atom local part of at most 64 characters, '@', and a domain
- * that passes normalizeDomainName; at most 254 characters in all. Throws DomainError 'InvalidEmail'.
+ * A member's email address: one bare address held to the recipients' rules (`parseEmailAddress`, the one
+ * address validator), in its canonical lowercase form. Throws DomainError 'InvalidEmail'.
  */
 export function normalizeMemberEmail(input: string): string {
-  const invalid = () => new DomainError('InvalidEmail', `invalid email address ${JSON.stringify(input)}`);
-  if (typeof input !== 'string' || input.length > 254) throw invalid();
-  const email = input.toLowerCase();
-  const at = email.lastIndexOf('@');
-  if (at <= 0) throw invalid();
-  const local = email.slice(0, at);
-  if (local.length > 64 || !LOCAL_PART.test(local)) throw invalid();
-  if (!isValidDomainName(email.slice(at + 1))) throw invalid();
-  return email;
+  const parsed = parseEmailAddress(input);
+  if (!parsed.ok) throw new DomainError('InvalidEmail', `invalid email address ${JSON.stringify(input)}`);
+  return parsed.value;
 }
 
 /**
  * A display name (organization, API key): surrounding whitespace dropped, then 1..max characters
  * (counted as code points), no control characters.
  */
-export function normalizeDisplayName(input: string, max: number, code: string, what: string): string {
+export function normalizeDisplayName(input: string, max: number, code: DomainErrorCode, what: string): string {
   if (typeof input !== 'string') throw new DomainError(code, `${what} must be a string`);
   const name = input.trim();
   const length = [...name].length;

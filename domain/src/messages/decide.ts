@@ -1,5 +1,6 @@
 import { eventMetadata, type Decider } from '../decider';
-import { assertNever, DomainError, type Command, type CommandMetadata } from '../event';
+import { DomainError } from '../domainError';
+import { assertNever, type Command, type CommandMetadata } from '../event';
 import { canonicalAddress, type OutboundMessage } from '../validation';
 import {
   canMessageMove,

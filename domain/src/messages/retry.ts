@@ -1,4 +1,4 @@
-import { DomainError } from '../event';
+import { DomainError } from '../domainError';
 
 /**
  * When to try a deferred recipient again: exponential backoff with jitter, capped, and a deadline after

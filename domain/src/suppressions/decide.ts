@@ -1,5 +1,6 @@
 import { eventMetadata, type Decider } from '../decider';
-import { assertNever, DomainError, type Command } from '../event';
+import { DomainError } from '../domainError';
+import { assertNever, type Command } from '../event';
 import type { MessageHardBounced } from '../messages';
 import { parseEmailAddress } from '../validation';
 import {
@@ -43,8 +44,8 @@ export type SuppressionCommand = AddSuppression | DeleteSuppression;
 
 function canonical(emailAddress: string): string {
   const parsed = parseEmailAddress(emailAddress);
-  if (!parsed.ok) throw new DomainError('InvalidEmailAddress', parsed.error.message, { emailAddress });
-  return parsed.address;
+  if (!parsed.ok) throw new DomainError('InvalidEmailAddress', parsed.reason, { emailAddress });
+  return parsed.value;
 }
 
 function addSuppression(command: AddSuppression, state: SuppressionState): SuppressionAdded[] {

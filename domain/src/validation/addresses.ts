@@ -1,7 +1,8 @@
 import emailAddresses from 'email-addresses';
 
 /**
- * Email addresses, parsed by the `email-addresses` package (RFC 5322 address lists with display names,
+ * Email addresses: the one rule set for every address the service takes (recipients, senders, suppressions,
+ * members), parsed by the `email-addresses` package (RFC 5322 address lists with display names,
  * RFC 6532 UTF-8), then held to what a sending service can deliver to:
  *
  * - no CR or LF anywhere in the input (RFC 5322 folding is legal in a header, never in a JSON field);
@@ -21,6 +22,7 @@ export interface Mailbox {
   name?: string;
 }
 
+/** The one answer shape of the address rules: the value, or why the input is refused. */
 export type AddressResult<T> = { ok: true; value: T } | { ok: false; reason: string };
 
 const MAX_ADDRESS_LENGTH = 254;
@@ -70,26 +72,12 @@ function quote(input: string): string {
 /**
  * Parses one header-style address list: "a@x.com, B <b@y.com>", "\"Doe, John\" <j@x.com>".
  * An empty or blank string is refused (the caller decides whether the field may be absent).
+ *
+ * The RFC 5322 parser costs 50–100 µs an address. The answer depends on the input alone, so a caller that sees
+ * the same lists again and again (a batch repeats its From hundreds of times) may remember answers: see
+ * `AddressListParser`. The domain keeps no cache of its own.
  */
 export function parseAddressList(input: string): AddressResult<Mailbox[]> {
-  // The RFC 5322 parser costs 50–100 µs an address; a batch repeats its From hundreds of times.
-  // The result depends on the input alone, so remembering recent answers changes nothing but speed.
-  const remembered = recentLists.get(input);
-  if (remembered) return copyResult(remembered);
-  const result = parseAddressListUncached(input);
-  if (recentLists.size >= RECENT_LISTS_MAX) recentLists.clear();
-  recentLists.set(input, result);
-  return copyResult(result);
-}
-
-const RECENT_LISTS_MAX = 2048;
-const recentLists = new Map<string, AddressResult<Mailbox[]>>();
-
-function copyResult(result: AddressResult<Mailbox[]>): AddressResult<Mailbox[]> {
-  return result.ok ? { ok: true, value: result.value.map((mailbox) => ({ ...mailbox })) } : result;
-}
-
-function parseAddressListUncached(input: string): AddressResult<Mailbox[]> {
   if (CR_OR_LF.test(input)) return { ok: false, reason: `${quote(input)} contains a line break` };
   if (input.trim() === '') return { ok: false, reason: 'is empty' };
   const parsed = emailAddresses({ input, startAt: 'address-list', rfc6532: true, rejectTLD: true });
@@ -112,18 +100,19 @@ function parseAddressListUncached(input: string): AddressResult<Mailbox[]> {
   return { ok: true, value: mailboxes };
 }
 
-export type ParseEmailAddressResult =
-  { ok: true; address: string } | { ok: false; error: { code: 'InvalidEmailRequest'; message: string } };
+/**
+ * Anything that answers as `parseAddressList` does, e.g. a cache in front of it. The value it returns is the
+ * caller's to keep: a cache hands out copies.
+ */
+export type AddressListParser = (input: string) => AddressResult<Mailbox[]>;
 
 /**
- * One bare address (`a@x.com`, no display name, no list), as the suppression delete endpoint takes it.
- * Returns the canonical (lowercased) address, or an error saying why it is not one.
+ * One bare address (`a@x.com`, no display name, no list), held to the same rules as a recipient: a
+ * suppression's address, a member's email. Returns the canonical (lowercased) address, or why it is not one;
+ * the reason names the field `EmailAddress`, as the suppression endpoints call it.
  */
-export function parseEmailAddress(input: unknown): ParseEmailAddressResult {
-  const fail = (why: string): ParseEmailAddressResult => ({
-    ok: false,
-    error: { code: 'InvalidEmailRequest', message: why },
-  });
+export function parseEmailAddress(input: unknown): AddressResult<string> {
+  const fail = (reason: string): AddressResult<string> => ({ ok: false, reason });
   if (typeof input !== 'string') return fail(`EmailAddress must be a string, not ${describeType(input)}`);
   const list = parseAddressList(input);
   if (!list.ok) return fail(`EmailAddress ${list.reason}`);
@@ -132,7 +121,7 @@ export function parseEmailAddress(input: unknown): ParseEmailAddressResult {
   if (only.name !== undefined || input.includes('<')) {
     return fail(`EmailAddress ${quote(input)} must be a bare address, without a display name or angle brackets`);
   }
-  return { ok: true, address: canonicalAddress(only.email) };
+  return { ok: true, value: canonicalAddress(only.email) };
 }
 
 /** How a JSON value is named in error messages. */

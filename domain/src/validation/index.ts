@@ -1,12 +1,17 @@
+/**
+ * Validation of what callers send: the one address rule set (recipients, senders, suppressions, members), a send
+ * request's fields and limits, attachments. Pure functions that answer with a result, never throw for bad input,
+ * and keep no state (a cache is the caller's, e.g. the API's address list cache).
+ */
 export {
   addressDomain,
   canonicalAddress,
   describeType,
   parseAddressList,
   parseEmailAddress,
+  type AddressListParser,
   type AddressResult,
   type Mailbox,
-  type ParseEmailAddressResult,
 } from './addresses';
 export {
   decodedBase64Length,

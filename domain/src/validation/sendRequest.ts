@@ -1,4 +1,5 @@
-import { describeType, parseAddressList, type Mailbox } from './addresses';
+import type { DomainErrorCode } from '../domainError';
+import { describeType, parseAddressList, type AddressListParser, type Mailbox } from './addresses';
 import {
   decodedBase64Length,
   fileExtension,
@@ -84,8 +85,10 @@ export interface OutboundMessage {
   sizeBytes: number;
 }
 
-export type SendRequestErrorCode =
-  'IncompatibleJson' | 'InvalidEmailRequest' | 'InvalidMessageStream' | 'ForbiddenAttachmentType' | 'PayloadTooLarge';
+export type SendRequestErrorCode = Extract<
+  DomainErrorCode,
+  'IncompatibleJson' | 'InvalidEmailRequest' | 'InvalidMessageStream' | 'ForbiddenAttachmentType' | 'PayloadTooLarge'
+>;
 
 export interface SendRequestError {
   code: SendRequestErrorCode;
@@ -158,7 +161,7 @@ function singleLine(value: string, name: string, maxLength: number): string {
   return value;
 }
 
-function addressField(value: unknown, name: string, required: boolean): Mailbox[] {
+function addressField(value: unknown, name: string, required: boolean, parseList: AddressListParser): Mailbox[] {
   if (value === undefined || value === '' || (Array.isArray(value) && value.length === 0)) {
     if (required) refuse(name, `${name} is required: give at least one recipient address`);
     return [];
@@ -177,17 +180,17 @@ function addressField(value: unknown, name: string, required: boolean): Mailbox[
   }
   const mailboxes: Mailbox[] = [];
   for (const { text, label } of parts) {
-    const parsed = parseAddressList(text);
+    const parsed = parseList(text);
     if (!parsed.ok) refuse(label, `${label}: ${parsed.reason}`);
     mailboxes.push(...parsed.value);
   }
   return mailboxes;
 }
 
-function fromField(value: unknown): Mailbox {
+function fromField(value: unknown, parseList: AddressListParser): Mailbox {
   if (value === undefined || value === '') refuse('From', 'From is required: give the sender address');
   if (typeof value !== 'string') refuse('From', `From must be a string, not ${describeType(value)}`);
-  const parsed = parseAddressList(value);
+  const parsed = parseList(value);
   if (!parsed.ok) refuse('From', `From: ${parsed.reason}`);
   const [sender, ...others] = parsed.value;
   if (!sender || others.length > 0) refuse('From', `From must be exactly one address, not ${parsed.value.length}`);
@@ -334,7 +337,7 @@ function sizeOf(message: Omit<OutboundMessage, 'sizeBytes'>): number {
   return size;
 }
 
-function validate(body: unknown): OutboundMessage {
+function validate(body: unknown, parseList: AddressListParser): OutboundMessage {
   if (!isObject(body)) {
     refuse(
       '',
@@ -343,11 +346,11 @@ function validate(body: unknown): OutboundMessage {
     );
   }
   const messageStream = messageStreamField(field(body, 'MessageStream'));
-  const from = fromField(field(body, 'From'));
-  const to = addressField(field(body, 'To'), 'To', true);
-  const cc = addressField(field(body, 'Cc'), 'Cc', false);
-  const bcc = addressField(field(body, 'Bcc'), 'Bcc', false);
-  const replyTo = addressField(field(body, 'ReplyTo'), 'ReplyTo', false);
+  const from = fromField(field(body, 'From'), parseList);
+  const to = addressField(field(body, 'To'), 'To', true, parseList);
+  const cc = addressField(field(body, 'Cc'), 'Cc', false, parseList);
+  const bcc = addressField(field(body, 'Bcc'), 'Bcc', false, parseList);
+  const replyTo = addressField(field(body, 'ReplyTo'), 'ReplyTo', false, parseList);
   const recipients = to.length + cc.length + bcc.length;
   if (recipients > MAX_RECIPIENTS) {
     refuse('To', `To, Cc and Bcc may hold at most ${MAX_RECIPIENTS} recipients together (they hold ${recipients})`);
@@ -393,10 +396,17 @@ function validate(body: unknown): OutboundMessage {
   return { ...message, sizeBytes };
 }
 
-/** Turns a send request's JSON body into an outbound message, or says which rule it broke (see above). */
-export function validateSendRequest(body: unknown): SendRequestValidation {
+/**
+ * Turns a send request's JSON body into an outbound message, or says which rule it broke (see above).
+ * `parseList` reads each address field; a caller may pass one that remembers answers (the API's cache), as
+ * long as it answers exactly as `parseAddressList`.
+ */
+export function validateSendRequest(
+  body: unknown,
+  parseList: AddressListParser = parseAddressList,
+): SendRequestValidation {
   try {
-    return { ok: true, message: validate(body) };
+    return { ok: true, message: validate(body, parseList) };
   } catch (failure) {
     if (failure instanceof Refusal) {
       const error: SendRequestError = { code: failure.code, message: failure.message };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { allowancePeriod, allowancePeriodBounds } from '../../src/accounts';
-import { DomainError } from '../../src/event';
+import { DomainError } from '../../src/domainError';
 
 describe('allowance period', () => {
   it('is the UTC calendar month as YYYY-MM', () => {

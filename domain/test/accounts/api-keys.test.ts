@@ -8,7 +8,7 @@ import {
   parseApiKey,
 } from '../../src/accounts';
 import type { ApiKeyRecord } from '../../src/accounts';
-import { DomainError } from '../../src/event';
+import { DomainError } from '../../src/domainError';
 import { KEY_ID, ORG, apiKeyData, apiKeyIssued, apiKeyRevoked } from './fixtures';
 
 const SECRET = 'Ab12cD34eF56gH78iJ90kL12mN34oP56'; // 32 characters, base62

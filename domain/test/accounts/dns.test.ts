@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dkimPublicKeyBase64, dnsRecordsFor, hasVerificationRecord } from '../../src/accounts';
-import { DomainError } from '../../src/event';
+import { DomainError } from '../../src/domainError';
 import { PUBLIC_KEY_BASE64, PUBLIC_KEY_PEM, SELECTOR, TOKEN } from './fixtures';
 
 const domainState = { verificationToken: TOKEN, dkimSelector: SELECTOR, dkimPublicKey: PUBLIC_KEY_PEM };

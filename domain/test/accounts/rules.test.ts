@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isValidDomainName, normalizeDomainName, normalizeMemberEmail } from '../../src/accounts';
-import { DomainError } from '../../src/event';
+import { parseEmailAddress } from '../../src/validation';
+import { DomainError } from '../../src/domainError';
 
 function codeOf(run: () => unknown): string | undefined {
   try {
@@ -62,5 +63,36 @@ describe('member addresses', () => {
     ['a local part over 64 characters', `${'a'.repeat(65)}@acme.example`],
   ])('refuses an address with %s', (_what, email) => {
     expect(codeOf(() => normalizeMemberEmail(email))).toBe('InvalidEmail');
+  });
+});
+
+describe('member addresses follow the recipients’ rules', () => {
+  it.each([
+    ['surrounding spaces', '  ada@acme.example  ', 'ada@acme.example'],
+    ['a quoted local part', '"ada lovelace"@acme.example', '"ada lovelace"@acme.example'],
+    ['a comment, which is dropped', 'ada(ops)@acme.example', 'ada@acme.example'],
+    ['a UTF-8 local part', 'José@Acme.Example', 'josé@acme.example'],
+  ])('given %s, a member address is accepted as a recipient would be', (_what, input, expected) => {
+    // given an address a send request accepts as a recipient
+    const asRecipient = parseEmailAddress(input);
+    // when it is given as a member's email
+    const asMember = normalizeMemberEmail(input);
+    // then both read it the same, lowercased
+    expect(asRecipient).toEqual({ ok: true, value: expected });
+    expect(asMember).toBe(expected);
+  });
+
+  it.each([
+    ['a display name', 'Ada <ada@acme.example>'],
+    ['two addresses', 'ada@acme.example, bob@acme.example'],
+    ['an address literal', 'ada@[192.0.2.1]'],
+    ['a line break', 'ada@acme.example\n'],
+  ])('given %s, a member address is refused as a recipient would be', (_what, input) => {
+    expect(parseEmailAddress(input).ok).toBe(false);
+    expect(codeOf(() => normalizeMemberEmail(input))).toBe('InvalidEmail');
+  });
+
+  it('keeps the refusal message the admin console rewords', () => {
+    expect(() => normalizeMemberEmail('not-an-email')).toThrow('invalid email address "not-an-email"');
   });
 });

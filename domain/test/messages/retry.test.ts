@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DomainError } from '../../src/event';
+import { DomainError } from '../../src/domainError';
 import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetry, type RetryDecision } from '../../src/messages';
 
 const MINUTE = 60_000;

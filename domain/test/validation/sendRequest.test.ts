@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest';
 import {
   MAX_BATCH_MESSAGES,
   MAX_MESSAGE_SIZE_BYTES,
+  parseAddressList,
   validateBatchSize,
   validateSendRequest,
+  type AddressListParser,
   type OutboundMessage,
   type SendRequestError,
 } from '../../src/validation';
@@ -589,6 +591,38 @@ describe('validateSendRequest: refused requests', () => {
     expect(error.code).toBe(code);
     expect(error.field).toBe(field);
     expect(error.message).toContain(text);
+  });
+});
+
+describe('validateSendRequest: the address list parser', () => {
+  it('reads every address field with the parser it is given, which answers as parseAddressList', () => {
+    // given a parser that records what it was asked and answers as the domain's own
+    const asked: string[] = [];
+    const parser: AddressListParser = (input) => {
+      asked.push(input);
+      return parseAddressList(input);
+    };
+    const body = { ...minimal, Cc: 'carol@customer.example', Bcc: ['dan@customer.example'], ReplyTo: 'r@shop.example' };
+    // when a request is validated with it
+    const result = validateSendRequest(body, parser);
+    // then every address field went through it, and the message is the one the default parser gives
+    expect(asked).toEqual([
+      'sender@shop.example',
+      'alice@customer.example',
+      'carol@customer.example',
+      'dan@customer.example',
+      'r@shop.example',
+    ]);
+    expect(result).toEqual(validateSendRequest(body));
+  });
+
+  it('refuses with the reason the parser gives', () => {
+    const refusing: AddressListParser = () => ({ ok: false, reason: 'is refused by this parser' });
+    const result = validateSendRequest(minimal, refusing);
+    expect(result).toMatchObject({
+      ok: false,
+      error: { code: 'InvalidEmailRequest', message: 'From: is refused by this parser' },
+    });
   });
 });
 

@@ -444,7 +444,7 @@ export class AccountsService {
     if (!suppressions) throw new Error('this AccountsService was built without a SuppressionView');
     await this.requireOrganization(organizationId);
     const parsed = parseEmailAddress(emailAddress);
-    const address = parsed.ok ? parsed.address.toLowerCase() : emailAddress;
+    const address = parsed.ok ? parsed.value.toLowerCase() : emailAddress;
     const existing = parsed.ok
       ? (await suppressions.list(organizationId)).find((entry) => entry.emailAddress.toLowerCase() === address)
       : undefined;

@@ -1,8 +1,19 @@
 import { Errors } from 'postmark';
 import { ErrorHandler } from 'postmark/dist/client/errors/ErrorHandler';
 import { describe, expect, it } from 'vitest';
-import { describeError, ERROR_CATALOGUE, inactiveRecipientsMessage, isErrorCode, type ErrorCode } from '../src/errors';
-import { validateBatchSize, validateSendRequest, type SendRequestErrorCode } from '../src/validation';
+import {
+  DOMAIN_ERROR_CODES,
+  validateBatchSize,
+  validateSendRequest,
+  type SendRequestErrorCode,
+} from '@sendline/domain';
+import {
+  describeError,
+  ERROR_CATALOGUE,
+  inactiveRecipientsMessage,
+  isErrorCode,
+  type ErrorCode,
+} from '../../src/errors';
 
 /** The rule the brief and Postmark's clients use: after "Found inactive addresses: " up to ". Inactive", split on ", ". */
 function addressesInInactiveMessage(message: string): string[] {
@@ -16,11 +27,40 @@ function postmarkErrorFor(code: string, params: Parameters<typeof describeError>
   return new ErrorHandler().buildError(Message, ErrorCode, httpStatus);
 }
 
+/** The catalogue without the domain codes answered as an internal error (InternalError itself stays). */
+const ownAnswers = Object.entries(ERROR_CATALOGUE).filter(
+  ([code, entry]) => code === 'InternalError' || entry !== ERROR_CATALOGUE.InternalError,
+);
+
 describe('error catalogue', () => {
-  it('answers the codes the API relies on with these ErrorCode and HTTP status pairs', () => {
-    const pairs = Object.fromEntries(
-      Object.entries(ERROR_CATALOGUE).map(([code, entry]) => [code, [entry.errorCode, entry.httpStatus]]),
+  it('has an answer for every code the domain can give', () => {
+    for (const code of DOMAIN_ERROR_CODES) expect(isErrorCode(code), code).toBe(true);
+  });
+
+  it('answers these domain codes, and only these, as an internal error', () => {
+    const internal = Object.entries(ERROR_CATALOGUE)
+      .filter(([code, entry]) => code !== 'InternalError' && entry === ERROR_CATALOGUE.InternalError)
+      .map(([code]) => code);
+    expect(internal.sort()).toEqual(
+      DOMAIN_ERROR_CODES.filter(
+        (code) =>
+          ![
+            'IncompatibleJson',
+            'InvalidEmailRequest',
+            'InvalidMessageStream',
+            'ForbiddenAttachmentType',
+            'PayloadTooLarge',
+            'TooManyBatchMessages',
+            'AllRecipientsSuppressed',
+            'InvalidApiToken',
+            'InsufficientScope',
+          ].includes(code),
+      ).sort(),
     );
+  });
+
+  it('answers the codes the API relies on with these ErrorCode and HTTP status pairs', () => {
+    const pairs = Object.fromEntries(ownAnswers.map(([code, entry]) => [code, [entry.errorCode, entry.httpStatus]]));
     expect(pairs).toEqual({
       Ok: [0, 200],
       InvalidApiToken: [10, 401],
@@ -43,13 +83,14 @@ describe('error catalogue', () => {
       IdempotencyKeyReused: [1300, 409],
       RateLimited: [429, 429],
       ServiceUnavailable: [503, 503],
+      UnknownEndpoint: [404, 404],
       InternalError: [500, 500],
     });
   });
 
   it('gives every ErrorCode to one entry, except the deliberate aliases', () => {
     const byErrorCode = new Map<number, string[]>();
-    for (const [code, entry] of Object.entries(ERROR_CATALOGUE)) {
+    for (const [code, entry] of ownAnswers) {
       byErrorCode.set(entry.errorCode, [...(byErrorCode.get(entry.errorCode) ?? []), code]);
     }
     const shared = [...byErrorCode.values()].filter((codes) => codes.length > 1);
@@ -60,7 +101,7 @@ describe('error catalogue', () => {
   });
 
   it('has a distinct ErrorCode and HTTP status pair for every entry but the 406 alias', () => {
-    const pairs = Object.values(ERROR_CATALOGUE).map((entry) => `${entry.errorCode}/${entry.httpStatus}`);
+    const pairs = ownAnswers.map(([, entry]) => `${entry.errorCode}/${entry.httpStatus}`);
     expect(new Set(pairs).size).toBe(pairs.length - 1);
   });
 
@@ -112,11 +153,21 @@ describe('error catalogue', () => {
     }
   });
 
-  it('answers an unknown code as an internal error', () => {
-    expect(describeError('MissingEventId')).toEqual({
-      ErrorCode: 500,
-      Message: 'An internal error occurred.',
-      httpStatus: 500,
+  it('answers a domain code no route should meet, and an unknown code, as an internal error', () => {
+    for (const code of ['MissingEventId', 'NoSuchCode']) {
+      expect(describeError(code), code).toEqual({
+        ErrorCode: 500,
+        Message: 'An internal error occurred.',
+        httpStatus: 500,
+      });
+    }
+  });
+
+  it('answers an unknown endpoint with 404, naming the method and the path', () => {
+    expect(describeError('UnknownEndpoint', { method: 'GET', path: '/nope' })).toEqual({
+      ErrorCode: 404,
+      Message: 'No endpoint GET /nope.',
+      httpStatus: 404,
     });
   });
 
