@@ -22,7 +22,7 @@ export type ReplayableView = ProjectionName;
 export interface ReplayOptions {
   /** The event store; the view's topics are its `topics` (pass a store on other topics to replay those). */
   store: EventStore;
-  /** Redis, for `suppressions` and `accounts`. */
+  /** Redis, for the Redis views (`suppressions`, `accounts`, `allowance`). */
   redis?: Redis;
   /** The live views' Redis namespace (default `sl`). */
   namespace?: string;
