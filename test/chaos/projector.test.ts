@@ -67,7 +67,6 @@ describe('the projector killed under load', () => {
             clickhouse,
             database: stack.addresses.clickhouseDatabase,
             dryRun: true,
-            progress: false,
             waitForLiveMs: 60_000,
           });
           reports[view] = { equal: report.equal, events: report.events, differenceCount: report.differenceCount };

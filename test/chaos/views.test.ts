@@ -186,7 +186,6 @@ async function viewsEqualReplay(): Promise<Record<string, { equal: boolean; even
       redis,
       liveGroupId: groupOf(view, groupPrefix),
       dryRun: true,
-      progress: false,
       waitForLiveMs: 30_000,
     });
     reports[view] = { equal: report.equal, events: report.events, differences: report.differenceCount };

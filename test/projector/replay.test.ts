@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageEvent } from '@sendline/domain';
+import { replayProgressBar } from '@sendline/admin';
 import { replayView, startProjector, type ReplayOptions, type RunningProjector } from '@sendline/projector';
 import {
   AccountsView,
@@ -117,7 +118,6 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     clickhouse: client,
     database,
     liveGroupId: `${prefix}-${view}`,
-    progress: false,
     settleMs: 300,
     ...extra,
   });
@@ -131,7 +131,10 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     const view = new SuppressionView(redis, namespace);
     const before = [await view.list(orgA), await view.list(orgB)];
     const terminal = fakeTerminal();
-    const report = await replayView('suppressions', options('suppressions', { progress: terminal.stream }));
+    // The console command's progress bar, fed by the replay's progress.
+    const bar = replayProgressBar('suppressions', terminal.stream);
+    const report = await replayView('suppressions', options('suppressions', { onProgress: (p) => bar.update(p) }));
+    bar.stop();
     expect(report).toMatchObject({
       view: 'suppressions',
       topics: [store.topics.suppressions],

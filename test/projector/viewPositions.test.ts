@@ -289,7 +289,6 @@ describe('view positions', () => {
         redis,
         namespace,
         liveGroupId: groupOf(view, prefix),
-        progress: false,
         settleMs: 500,
       });
       expect(report.equal, `${view}: ${report.summary}`).toBe(true);

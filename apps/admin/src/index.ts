@@ -10,3 +10,4 @@ export {
   type DemoOptions,
   type DemoResult,
 } from './demoSetup';
+export { replayProgressBar } from './replay';

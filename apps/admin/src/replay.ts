@@ -1,5 +1,6 @@
+import cliProgress from 'cli-progress';
 import { createClickHouse, InfrastructureError, type ClickHouseClient } from '@sendline/infra';
-import type { ReplayOptions as ProjectorReplayOptions, ReplayReport } from '@sendline/projector';
+import type { ReplayOptions as ProjectorReplayOptions, ReplayProgress, ReplayReport } from '@sendline/projector';
 import type { AdminContext } from './context';
 import { fields } from './format';
 
@@ -46,6 +47,38 @@ async function loadReplayView(): Promise<ReplayView> {
   return projector.replayView as ReplayView;
 }
 
+/**
+ * A progress bar of a replay's rebuild, with events/s and time left, on `stream` (a terminal): `update` takes
+ * the replay's progress, `stop` ends the bar's line.
+ */
+export function replayProgressBar(view: string, stream: NodeJS.WritableStream) {
+  const bar = new cliProgress.SingleBar(
+    {
+      stream,
+      format: `replay ${view} [{bar}] {percentage}% | {value}/{total} events | {speed} events/s | ETA {eta_formatted}`,
+      etaBuffer: 100,
+      fps: 5,
+    },
+    cliProgress.Presets.shades_classic,
+  );
+  let started = false;
+  return {
+    update({ read, total, elapsedMs }: ReplayProgress) {
+      const speed = elapsedMs > 0 ? Math.round((read / elapsedMs) * 1000) : 0;
+      if (!started) {
+        bar.start(total, read, { speed });
+        started = true;
+      } else {
+        bar.setTotal(total);
+        bar.update(read, { speed });
+      }
+    },
+    stop() {
+      if (started) bar.stop();
+    },
+  };
+}
+
 /** Runs the replay; the progress bar goes to stderr. */
 export async function replay(
   view: ReplayViewName,
@@ -54,6 +87,7 @@ export async function replay(
 ): Promise<ReplayReport> {
   const replayView = await loadReplayView();
   let clickhouse: ClickHouseClient | undefined;
+  const bar = options.progress === false ? undefined : replayProgressBar(view, process.stderr);
   try {
     if (view === 'activity') clickhouse = createClickHouse(context.addresses.clickhouseUrl);
     return await replayView(view, {
@@ -63,9 +97,10 @@ export async function replay(
       dryRun: options.dryRun === true,
       force: options.force === true,
       keepRebuilt: options.keepRebuilt === true,
-      progress: options.progress === false ? false : process.stderr,
+      ...(bar ? { onProgress: (progress: ReplayProgress) => bar.update(progress) } : {}),
     });
   } finally {
+    bar?.stop();
     await clickhouse?.close();
   }
 }

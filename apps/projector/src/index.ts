@@ -1,17 +1,11 @@
+/**
+ * The projector: one consumer group per view applying its topic to it (projector.ts, which views from which
+ * topics in projections.ts), the activity store's retention sweep (retention.ts), its metrics (metrics.ts),
+ * consumer offsets and lag (offsets.ts), and the replay (replay.ts), which rebuilds a view beside the live one,
+ * compares and swaps it, through the view's own RebuildableView (infra/src/views/).
+ */
 export { startProjector, type ProjectorOptions, type RunningProjector } from './projector';
-export {
-  accountsHandler,
-  activityHandler,
-  allowanceHandler,
-  positionedHandler,
-  REDIS_PROJECTIONS,
-  groupOf,
-  PROJECTIONS,
-  suppressionsHandler,
-  topicsOf,
-  type BatchHandler,
-  type ProjectionName,
-} from './projections';
+export { REDIS_PROJECTIONS, groupOf, PROJECTIONS, topicsOf, type ProjectionName } from './projections';
 export { RetentionSweep, type RetentionSweepOptions } from './retention';
 export { ProjectorMetrics, serveMetrics } from './metrics';
 export {
@@ -28,6 +22,6 @@ export {
   type OrganizationDifference,
   type ReplayableView,
   type ReplayOptions,
+  type ReplayProgress,
   type ReplayReport,
 } from './replay';
-export { accountFingerprints, allowanceFingerprints, canonicalJson, suppressionFingerprints } from './fingerprints';

@@ -1,11 +1,16 @@
 import {
+  accountsHandler,
+  activityHandler,
   AccountsView,
+  allowanceHandler,
   AllowanceView,
   ClickHouseActivityWriter,
   positionsKeyOf,
+  suppressionsHandler,
   SuppressionView,
   ViewPositions,
   type ActivityWriterOptions,
+  type BatchHandler,
   type ClickHouseClient,
   type EventStore,
   type Redis,
@@ -14,18 +19,7 @@ import {
 import { pino, type Logger } from 'pino';
 import { ProjectorMetrics } from './metrics';
 import { consumerLag, type PartitionLag } from './offsets';
-import {
-  accountsHandler,
-  activityHandler,
-  allowanceHandler,
-  groupOf,
-  PROJECTIONS,
-  REDIS_PROJECTIONS,
-  suppressionsHandler,
-  topicsOf,
-  type BatchHandler,
-  type ProjectionName,
-} from './projections';
+import { groupOf, PROJECTIONS, REDIS_PROJECTIONS, topicsOf, type ProjectionName } from './projections';
 import { RetentionSweep } from './retention';
 
 export interface ProjectorOptions {

@@ -27,8 +27,8 @@ import {
 import { encryptSecret, secretKeyFromEnv } from '../crypto/secretBox';
 import { txtResolverFromEnv, type TxtResolver } from '../dns/resolver';
 import type { EventStore } from '../kafka/eventStore';
-import type { AccountsView } from '../views/accountsView';
-import type { SuppressionView } from '../views/suppressionView';
+import type { AccountsView } from '../views/accounts/view';
+import type { SuppressionView } from '../views/suppressions/view';
 
 /**
  * The console's application service: every account change (organizations, members, domains, API keys,

@@ -1,7 +1,7 @@
 import { addressDomain } from '@sendline/domain';
 import { decryptSecret } from '../crypto/secretBox';
 import { InfrastructureError } from '../errors';
-import type { AccountsView } from '../views/accountsView';
+import type { AccountsView } from '../views/accounts/view';
 import { dkimSigningKey, type DkimSigningKey } from './compose';
 
 /**

@@ -1,6 +1,6 @@
 import { dkimPublicKeyBase64, type DomainState } from '@sendline/domain';
 import type { TxtResolver } from '../dns/resolver';
-import type { AccountsView } from '../views/accountsView';
+import type { AccountsView } from '../views/accounts/view';
 import type { DkimRecordSource } from './testMailServer';
 
 /**

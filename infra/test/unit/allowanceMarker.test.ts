@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { allowanceKeys, messageMarker } from '../../src/views/allowance';
+import { allowanceKeys, messageMarker } from '../../src/views/allowance/view';
 
 describe('the allowance marker of a MessageID', () => {
   it('is the same for the same id, every time (a keyed retry finds the first message)', () => {

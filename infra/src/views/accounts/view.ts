@@ -9,7 +9,7 @@ import {
   type Scope,
 } from '@sendline/domain';
 import type { Redis } from 'ioredis';
-import type { ViewWriter } from './positions';
+import type { ViewWriter } from '../positions';
 
 /** What the API needs to authenticate a request, read in one round trip by the key's hash. */
 export interface StoredApiKey extends ApiKeyRecord {

@@ -1,5 +1,5 @@
-import { MESSAGE_RETENTION_DAYS } from '../kafka/topics';
-import { sqlIdentifier, sqlString, type ClickHouseClient } from '../clickhouse/client';
+import { MESSAGE_RETENTION_DAYS } from '../../kafka/topics';
+import { sqlIdentifier, sqlString, type ClickHouseClient } from '../../clickhouse/client';
 import { utcDay } from './rows';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -1,6 +1,6 @@
 import type { SuppressionEvent, SuppressionOrigin, SuppressionReason } from '@sendline/domain';
 import type { Redis } from 'ioredis';
-import type { ViewWriter } from './positions';
+import type { ViewWriter } from '../positions';
 
 export interface SuppressionEntry {
   emailAddress: string;

@@ -1,4 +1,3 @@
-import { Readable } from 'node:stream';
 import {
   evolveMessage,
   initialMessageState,
@@ -6,22 +5,20 @@ import {
   type MessageEvent,
   type MessageState,
 } from '@sendline/domain';
-import { InfrastructureError, describeCause } from '../errors';
-import { retry, type RetryOptions } from '../retry';
-import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../clickhouse/client';
+import { InfrastructureError, describeCause } from '../../errors';
+import type { ClickHouseClient } from '../../clickhouse/client';
+import { MessageCache, messageKey } from './messageCache';
 import {
   acceptedRow,
   advanceRow,
-  EVENT_COLUMNS,
   eventRow,
-  MESSAGE_COLUMNS,
-  rowWeight,
   stateOfRow,
-  toTabSeparated,
   type MessageEventRow,
   type MessageRow,
   type SourcePosition,
 } from './rows';
+import { ActivityTables } from './tables';
+import { EVENT_COLUMNS, MESSAGE_COLUMNS } from './tabSeparated';
 
 /** A message event to write, with where it was read from when it came from Kafka. */
 export interface ActivityInput {
@@ -69,41 +66,7 @@ export function isActivityEvent(event: { type: string }): event is MessageEvent 
   return isMessageEvent.has(event.type);
 }
 
-const keyOf = (organizationId: string, messageId: string) => `${organizationId}\u0000${messageId}`;
-
-/** A 53-bit hash of a string (cyrb53): the set of messages seen holds numbers, not strings. */
-function hash53(text: string): number {
-  let h1 = 0xdeadbeef;
-  let h2 = 0x41c6ce57;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 2654435761);
-    h2 = Math.imul(h2 ^ c, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
-}
-
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** A request whose connection broke (a kept-alive socket the server had closed) is tried again, twice at most. */
-const CONNECTION_RETRY: RetryOptions = {
-  maxAttempts: 3,
-  initialDelayMs: 100,
-  maxDelayMs: 1000,
-  shouldRetry: (error) => {
-    const code = (error as { code?: unknown })?.code;
-    const message = error instanceof Error ? error.message : '';
-    return (
-      (typeof code === 'string' && ['ECONNRESET', 'EPIPE', 'ECONNREFUSED', 'ETIMEDOUT'].includes(code)) ||
-      /socket hang up|ECONNRESET|EPIPE/.test(message)
-    );
-  },
-};
-
-/** How many messages the writer remembers having seen before it starts over (about 100 MB). */
-const SEEN_LIMIT = 4_000_000;
 
 /**
  * Writes message events into the activity store, in batches: events are buffered
@@ -119,13 +82,10 @@ const SEEN_LIMIT = 4_000_000;
  * message row) and its event row has the same sorting key (ReplacingMergeTree).
  */
 export class ClickHouseActivityWriter {
-  private readonly db: string;
+  private readonly tables: ActivityTables;
   private readonly maxEvents: number;
   private readonly maxDelayMs: number;
-  private readonly cacheRows: number;
-  private readonly cacheBytes: number;
-  private readonly cache = new Map<string, { row: MessageRow; weight: number }>();
-  private cachedBytes = 0;
+  private readonly cache: MessageCache;
   private swapsSeen: number | undefined;
   private buffer: Pending | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -135,23 +95,20 @@ export class ClickHouseActivityWriter {
   private inFlightEvents = 0;
   private closed = false;
   /**
-   * Hashes of the messages this writer has written. A message it has not seen needs
-   * no read-back when its MessageAccepted comes (its other events follow it in its
-   * partition); with `freshDatabase`, a message it has not seen is not in the database at all.
+   * With `freshDatabase`, a message this writer has not seen is not in the database at all. (A message it
+   * has not seen needs no read-back when its MessageAccepted comes: its other events follow it in its partition.)
    */
-  private readonly seen = new Set<number>();
   private fresh: boolean;
 
   constructor(
-    private readonly client: ClickHouseClient,
+    client: ClickHouseClient,
     database: string,
     private readonly options: ActivityWriterOptions = {},
   ) {
-    this.db = sqlIdentifier(database);
+    this.tables = new ActivityTables(client, database);
     this.maxEvents = options.maxEvents ?? 5000;
     this.maxDelayMs = options.maxDelayMs ?? 500;
-    this.cacheRows = options.cacheRows ?? 20_000;
-    this.cacheBytes = options.cacheBytes ?? 128 * 1024 * 1024;
+    this.cache = new MessageCache(options.cacheRows ?? 20_000, options.cacheBytes ?? 128 * 1024 * 1024);
     this.fresh = options.freshDatabase ?? false;
   }
 
@@ -202,7 +159,6 @@ export class ClickHouseActivityWriter {
   /** Forgets the rows held in memory (the next state change reads them back). */
   clearCache(): void {
     this.cache.clear();
-    this.cachedBytes = 0;
   }
 
   private seal(): void {
@@ -236,27 +192,27 @@ export class ClickHouseActivityWriter {
       const working = new Map<string, MessageRow>();
       const missing = new Map<string, { organizationId: string; messageId: string }>();
       const arriving = new Set<string>();
-      const keys = items.map(({ event }) => keyOf(event.metadata.organizationId, event.data.messageId));
+      const keys = items.map(({ event }) => messageKey(event.metadata.organizationId, event.data.messageId));
       for (let i = 0; i < items.length; i++) {
         const event = items[i]!.event;
         const key = keys[i]!;
         if (working.has(key) || missing.has(key) || arriving.has(key)) continue;
-        const cached = this.cache.get(key)?.row;
+        const cached = this.cache.row(key);
         if (cached) {
           working.set(key, cached);
           continue;
         }
         // Not in memory. Read it back if it may be in ClickHouse: a message seen before (then dropped from
         // memory), or, unless the database is this writer's own fresh one, any message past its acceptance.
-        const seen = this.seen.has(hash53(key));
+        const seen = this.cache.hasSeen(key);
         if (seen || (!this.fresh && event.type !== 'MessageAccepted')) {
           missing.set(key, { organizationId: event.metadata.organizationId, messageId: event.data.messageId });
         } else if (event.type === 'MessageAccepted') {
           arriving.add(key);
         }
       }
-      const loaded = missing.size > 0 ? await this.load([...missing.values()]) : [];
-      for (const row of loaded) working.set(keyOf(row.organization_id, row.message_id), row);
+      const loaded = missing.size > 0 ? await this.tables.load([...missing.values()]) : [];
+      for (const row of loaded) working.set(messageKey(row.organization_id, row.message_id), row);
 
       const states = new Map<string, MessageState>();
       const changed = new Set<string>();
@@ -298,17 +254,11 @@ export class ClickHouseActivityWriter {
       const messageRows = [...changed].map((key) => working.get(key)!);
       // Events first, then the messages' latest state: a reader that sees a message's status (say Delivered) then
       // also finds the events that led to it in its details.
-      await this.insert('message_events', eventRows, EVENT_COLUMNS);
-      await this.insert('messages', messageRows, MESSAGE_COLUMNS);
-      if (this.seen.size + working.size > SEEN_LIMIT) {
-        // Start over; a fresh database is then no longer known to hold only what this writer saw.
-        this.seen.clear();
-        this.fresh = false;
-      }
-      for (const [key, row] of working) {
-        this.remember(key, row);
-        this.seen.add(hash53(key));
-      }
+      await this.tables.insert('message_events', eventRows, EVENT_COLUMNS);
+      await this.tables.insert('messages', messageRows, MESSAGE_COLUMNS);
+      // The set of messages seen started over: a fresh database is then no longer known to hold only what this
+      // writer saw.
+      if (this.cache.rememberBatch(working)) this.fresh = false;
       this.options.onFlush?.({
         events: items.length,
         messageRows: messageRows.length,
@@ -326,116 +276,10 @@ export class ClickHouseActivityWriter {
     }
   }
 
-  private async insert<R extends object>(
-    table: string,
-    rows: readonly R[],
-    columns: readonly (readonly [keyof R, unknown])[],
-  ): Promise<void> {
-    if (rows.length === 0) return;
-    const chunks: Buffer[] = [];
-    for (let i = 0; i < rows.length; i += 5000) {
-      if (i > 0) await yieldToEventLoop();
-      chunks.push(
-        Buffer.from(toTabSeparated(rows.slice(i, i + 5000), columns as Parameters<typeof toTabSeparated<R>>[1])),
-      );
-    }
-    // Rows written twice collapse (ReplacingMergeTree), so an insert whose connection broke is simply sent again.
-    await retry(
-      () =>
-        this.client.insert({
-          table: `${this.db}.${table}`,
-          columns: columns.map(([name]) => String(name)) as [string, ...string[]],
-          values: Readable.from(chunks, { objectMode: false }),
-          format: 'TabSeparated',
-        }),
-      CONNECTION_RETRY,
-    );
-  }
-
-  /**
-   * Reads back the rows of messages not in memory: their key (day, received_at) from
-   * their Accepted event (`message_events` is ordered by organization and message),
-   * then the rows by their full sorting key, from those days' partitions only.
-   */
-  private async load(wanted: { organizationId: string; messageId: string }[]): Promise<MessageRow[]> {
-    const rows: MessageRow[] = [];
-    for (let i = 0; i < wanted.length; i += 2000) {
-      const chunk = wanted.slice(i, i + 2000);
-      const pairs = chunk.map((w) => `(${sqlString(w.organizationId)}, ${sqlString(w.messageId)})`).join(', ');
-      const organizations = [...new Set(chunk.map((w) => sqlString(w.organizationId)))].join(', ');
-      const keys = await this.query<{ organization_id: string; message_id: string; day: string; at: string }>(
-        `SELECT DISTINCT organization_id, message_id, day, intDiv(message_received_at_ms, 1000) AS at ` +
-          `FROM ${this.db}.message_events WHERE organization_id IN (${organizations}) ` +
-          `AND (organization_id, message_id) IN (${pairs}) AND type = 'Accepted'`,
-      );
-      if (keys.length === 0) continue;
-      const days = [...new Set(keys.map((k) => sqlString(k.day)))].join(', ');
-      const triples = keys
-        .map((k) => `(${sqlString(k.organization_id)}, ${sqlNumber(Number(k.at))}, ${sqlString(k.message_id)})`)
-        .join(', ');
-      const found = await this.query<MessageRow>(
-        `SELECT * FROM ${this.db}.messages FINAL WHERE day IN (${days}) ` +
-          `AND (organization_id, toUInt32(received_at), message_id) IN (${triples})`,
-      );
-      rows.push(...found.map(normalizeRow));
-    }
-    return rows;
-  }
-
-  private async query<T>(query: string): Promise<T[]> {
-    return retry(async () => (await this.client.query({ query, format: 'JSONEachRow' })).json<T>(), CONNECTION_RETRY);
-  }
-
   /** A replay that swapped in rebuilt tables leaves a row in `activity_swaps`: rows in memory are then stale. */
   private async dropCacheAfterSwap(): Promise<void> {
-    const [row] = await this.query<{ swaps: string }>(`SELECT count() AS swaps FROM ${this.db}.activity_swaps`);
-    const swaps = Number(row?.swaps ?? 0);
+    const swaps = await this.tables.swaps();
     if (this.swapsSeen !== undefined && swaps !== this.swapsSeen) this.clearCache();
     this.swapsSeen = swaps;
   }
-
-  private remember(key: string, row: MessageRow): void {
-    if (row.completed_at_ms > 0) {
-      // Every recipient has its final outcome: nothing more will change it, so it need not stay in memory.
-      const done = this.cache.get(key);
-      if (done) {
-        this.cachedBytes -= done.weight;
-        this.cache.delete(key);
-      }
-      return;
-    }
-    const old = this.cache.get(key);
-    if (old) {
-      this.cache.delete(key);
-      if (old.row === row) {
-        this.cache.set(key, old);
-        return;
-      }
-      this.cachedBytes -= old.weight;
-    }
-    const weight = rowWeight(row);
-    this.cache.set(key, { row, weight });
-    this.cachedBytes += weight;
-    while (this.cache.size > this.cacheRows || this.cachedBytes > this.cacheBytes) {
-      const oldest = this.cache.entries().next();
-      if (oldest.done) break;
-      this.cachedBytes -= oldest.value[1].weight;
-      this.cache.delete(oldest.value[0]);
-    }
-  }
-}
-
-/** ClickHouse returns 64-bit integers as strings in JSON: back to numbers. */
-export function normalizeRow(row: MessageRow): MessageRow {
-  return {
-    ...row,
-    received_at_ms: Number(row.received_at_ms),
-    size_bytes: Number(row.size_bytes),
-    sent_at_ms: Number(row.sent_at_ms),
-    completed_at_ms: Number(row.completed_at_ms),
-    updated_at_ms: Number(row.updated_at_ms),
-    version: Number(row.version),
-    track_opens: Number(row.track_opens),
-    received_at: Math.floor(Number(row.received_at_ms) / 1000),
-  };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { allowancePeriodBounds, type MessageAccepted } from '@sendline/domain';
 import type { Redis } from 'ioredis';
-import type { ViewBatch } from './positions';
+import type { ViewBatch } from '../positions';
 
 /**
  * The monthly sending allowance equals the log.

@@ -1,13 +1,5 @@
-import { sqlIdentifier, type ClickHouseClient } from '../clickhouse/client';
-
-/** What a replay compares per organization: how many rows, and a checksum of their content. */
-export interface OrganizationFingerprint {
-  organizationId: string;
-  count: number;
-  checksum: string;
-  /** The count split by kind (e.g. messages and events). */
-  counts: Record<string, number>;
-}
+import { sqlIdentifier, type ClickHouseClient } from '../../clickhouse/client';
+import type { OrganizationFingerprint } from '../rebuildable';
 
 /**
  * The activity store's fingerprint per organization: messages (one per message, its

@@ -1,7 +1,7 @@
 import { ClickHouseError } from '@clickhouse/client';
 import type { MessageListingStatus } from '@sendline/domain';
-import { ServiceUnavailableError } from '../availability';
-import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../clickhouse/client';
+import { ServiceUnavailableError } from '../../availability';
+import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
 import { utcDay, type MessageRow } from './rows';
 import type {
   ActivityEvent,

@@ -1,0 +1,19 @@
+/**
+ * The activity store (ClickHouse, built from `email.messages`): what the API reads (types.ts, reader.ts), the
+ * rows and how message events become them (rows.ts), their TabSeparated encoding (tabSeparated.ts), the
+ * projector's batched writer (writer.ts, with the rows it keeps in memory in messageCache.ts and its reads and
+ * inserts in tables.ts), how a batch is applied (apply.ts), the retention sweep (retention.ts), the fingerprint
+ * per organization (fingerprint.ts), and how a replay rebuilds it into a fresh database and swaps its tables
+ * in (rebuild.ts).
+ */
+export * from './types';
+export * from './rows';
+export * from './tabSeparated';
+export * from './writer';
+export { normalizeRow } from './tables';
+export { rowWeight } from './messageCache';
+export * from './apply';
+export * from './reader';
+export * from './retention';
+export * from './fingerprint';
+export * from './rebuild';

@@ -1,0 +1,18 @@
+/**
+ * The views built from the log, one folder each: `suppressions/` and `accounts/` and `allowance/` (Redis),
+ * `activity/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch is applied to
+ * it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
+ *
+ * Shared by the views: positions.ts (a Redis view's position per partition, kept with its data, and the
+ * guarded Lua script that writes both), apply.ts (BatchHandler; the positioned handler of the Redis views),
+ * rebuildable.ts (what a replay needs of a view, and the fingerprint), redisRebuild.ts (a Redis view
+ * rebuilt in a fresh namespace and swapped in by renaming its keys).
+ */
+export * from './positions';
+export * from './apply';
+export * from './rebuildable';
+export * from './redisRebuild';
+export * from './suppressions';
+export * from './accounts';
+export * from './allowance';
+export * from './activity';

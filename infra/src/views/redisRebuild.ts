@@ -1,0 +1,81 @@
+import type { Redis } from '../redis/client';
+import type { BatchHandler } from './apply';
+import { positionsKeyOf } from './positions';
+import type { OrganizationFingerprint, RebuildableView } from './rebuildable';
+
+/** Every key matching `pattern` (SCAN, so Redis is never held long). */
+export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  return [...new Set(keys)];
+}
+
+/** What a Redis view tells the replay about itself, for a namespace: its keys, its organizations, its apply. */
+export interface RedisViewLayout {
+  /** The view's name: its positions hash is `<ns>:positions:<name>`. */
+  name: string;
+  /** Patterns of the view's keys in a namespace (its positions hash aside). */
+  patterns(namespace: string): string[];
+  /** The organizations a namespace holds anything for. */
+  organizations(namespace: string): Promise<string[]>;
+  fingerprints(namespace: string, organizations: string[]): Promise<Map<string, OrganizationFingerprint>>;
+  /** Applies batches to the view in a namespace, with its positions. */
+  handler(namespace: string): BatchHandler;
+}
+
+/**
+ * A Redis view rebuilt into a fresh namespace (`<live>.replay.<id>`) and swapped in by renaming its keys in
+ * one MULTI. The view's positions are among its keys: a rebuilt view carries the positions it was built up to.
+ */
+export function redisRebuild(redis: Redis, layout: RedisViewLayout, namespace: string, id: string): RebuildableView {
+  const live = namespace;
+  const rebuilt = `${live}.replay.${id}`;
+  if (/[*?[\]\s]/.test(live)) throw new Error(`namespace ${JSON.stringify(live)} holds glob characters`);
+  const patterns = (ns: string) => [...layout.patterns(ns), positionsKeyOf(ns, layout.name)];
+  const keysOf = async (ns: string) => (await Promise.all(patterns(ns).map((p) => scanKeys(redis, p)))).flat();
+  const removeKeys = async (keys: string[]) => {
+    for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
+  };
+
+  return {
+    live,
+    rebuilt,
+    prepare: async () => {
+      const leftovers = await keysOf(rebuilt);
+      if (leftovers.length > 0) await removeKeys(leftovers);
+    },
+    apply: layout.handler(rebuilt),
+    settle: async () => undefined,
+    fingerprints: async () => {
+      const organizations = [
+        ...new Set([...(await layout.organizations(live)), ...(await layout.organizations(rebuilt))]),
+      ];
+      const [a, b] = await Promise.all([
+        layout.fingerprints(live, organizations),
+        layout.fingerprints(rebuilt, organizations),
+      ]);
+      return { live: a, rebuilt: b };
+    },
+    swap: async () => {
+      // One MULTI: readers see the old view or the new one, never a mix.
+      const fresh = await keysOf(rebuilt);
+      const renamed = new Set(fresh.map((key) => live + key.slice(rebuilt.length)));
+      const stale = (await keysOf(live)).filter((key) => !renamed.has(key));
+      const multi = redis.multi();
+      for (const key of fresh) multi.rename(key, live + key.slice(rebuilt.length));
+      for (const key of stale) multi.del(key);
+      const results = await multi.exec();
+      const failed = results?.find(([error]) => error);
+      if (failed?.[0]) throw failed[0];
+    },
+    applyToLive: layout.handler(live),
+    settleLive: async () => undefined,
+    discard: async () => removeKeys(await keysOf(rebuilt)),
+    retire: async () => undefined,
+  };
+}
