@@ -60,6 +60,14 @@ export function canonicalJson(value: unknown): string {
 /** The checksum of a fingerprint: SHA-256 of the content's canonical JSON. */
 export const checksumOf = (value: unknown) => createHash('sha256').update(canonicalJson(value)).digest('hex');
 
+/**
+ * How many organizations a fingerprint reads at once. The Redis client's command timeout (800 ms, fail-fast for the
+ * API) runs from when a command is written: a hundred HGETALLs of a few thousand entries each, sent in one
+ * pipeline, are parsed for longer than that on a busy machine, and the replay of 200,000 suppressions failed with
+ * "Command timed out" (bench:projector). Ten at a time keeps each read short at no cost worth measuring.
+ */
+export const FINGERPRINT_CONCURRENCY = 10;
+
 /** Runs `run` on every item, `size` at a time. */
 export async function inChunks<T, R>(items: T[], size: number, run: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = [];

@@ -1,4 +1,4 @@
-import { checksumOf, inChunks, type OrganizationFingerprint } from '../rebuildable';
+import { checksumOf, FINGERPRINT_CONCURRENCY, inChunks, type OrganizationFingerprint } from '../rebuildable';
 import type { AccountsView } from './view';
 
 /** Per organization: the organization record, members, domains, keys and each key's authentication record. */
@@ -6,7 +6,7 @@ export async function accountFingerprints(
   view: AccountsView,
   organizations: string[],
 ): Promise<Map<string, OrganizationFingerprint>> {
-  const prints = await inChunks(organizations, 50, async (organizationId) => {
+  const prints = await inChunks(organizations, FINGERPRINT_CONCURRENCY, async (organizationId) => {
     const [organization, members, domains, keys] = await Promise.all([
       view.organization(organizationId),
       view.members(organizationId),

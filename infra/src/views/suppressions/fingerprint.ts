@@ -1,4 +1,4 @@
-import { checksumOf, inChunks, type OrganizationFingerprint } from '../rebuildable';
+import { checksumOf, FINGERPRINT_CONCURRENCY, inChunks, type OrganizationFingerprint } from '../rebuildable';
 import type { SuppressionView } from './view';
 
 /** Per organization: its suppressed addresses (count) and a hash of every entry. */
@@ -6,7 +6,7 @@ export async function suppressionFingerprints(
   view: SuppressionView,
   organizations: string[],
 ): Promise<Map<string, OrganizationFingerprint>> {
-  const prints = await inChunks(organizations, 100, async (organizationId) => {
+  const prints = await inChunks(organizations, FINGERPRINT_CONCURRENCY, async (organizationId) => {
     const entries = await view.list(organizationId);
     const sorted = [...entries].sort((a, b) => (a.emailAddress < b.emailAddress ? -1 : 1));
     return {
