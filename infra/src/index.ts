@@ -19,6 +19,6 @@ export * from './views/positions';
 export * from './views/idempotency';
 export * from './activity';
 export * from './crypto/secretBox';
+export * from './crypto/apiKeyHash';
 export * from './dns';
-export * from './accounts';
 export * from './smtp';
