@@ -20,10 +20,11 @@ export interface Output {
   write(text: string): void;
 }
 
+// ── the program: one root command, its groups' commands added from commands/ ──
+
 const SUPPRESSION_ORIGINS = ['Customer', 'Admin'] as const;
 
-// ── the program: its groups are in commands/ ────────────────────────────────
-
+/** The `admin` program on `context`: results to `output`, refusals and usage errors to `errors`. */
 export function buildProgram(context: AdminContext, output: Output, errors: Output): Command {
   const print = (text: string) => output.write(text.endsWith('\n') ? text : `${text}\n`);
   const emit = (options: JsonOption, json: unknown, text: () => string) =>
