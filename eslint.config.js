@@ -53,4 +53,18 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    // application/ is use cases: its callers read the configuration and pass it in, and no HTTP reaches it.
+    files: ['application/src/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'application/ takes its configuration from its caller' },
+      ],
+      'no-restricted-imports': [
+        'error',
+        { patterns: ['fastify', 'node:http', 'http', '@sendline/api', '@sendline/admin'] },
+      ],
+    },
+  },
 );

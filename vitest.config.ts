@@ -14,6 +14,7 @@ export default defineConfig({
             'client/test/**/*.test.ts',
             'apps/*/test/unit/**/*.test.ts',
             'infra/test/unit/**/*.test.ts',
+            'application/test/**/*.test.ts',
             'schemas/test/**/*.test.ts',
           ],
         },

@@ -33,6 +33,14 @@ export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceA
   };
 }
 
+/** The mail host named in a sending domain's MX and SPF records, unless SENDLINE_MAIL_HOST names another. */
+export const DEFAULT_MAIL_HOST = 'mail.sendline.dev';
+
+/** The mail host the DNS records to publish name: SENDLINE_MAIL_HOST, else DEFAULT_MAIL_HOST. */
+export function mailHostFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_MAIL_HOST ?? DEFAULT_MAIL_HOST;
+}
+
 /**
  * Reads `.local/services.env` (written by `npm run infra -- up`: the local services'
  * addresses and the development secret key) into the environment, without

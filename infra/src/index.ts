@@ -15,6 +15,6 @@ export * from './redis/client';
 export * from './redis/idempotency';
 export * from './views';
 export * from './crypto/secretBox';
+export * from './crypto/apiKeyHash';
 export * from './dns';
-export * from './accounts';
 export * from './smtp';

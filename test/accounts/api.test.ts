@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { AccountsService, createTxtResolver, MemoryZone, startDnsServer } from '@sendline/infra';
+import { createTxtResolver, MemoryZone, startDnsServer } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import {
+  createTestOrganization,
+  startTestApi,
+  testAccountsService,
+  type TestApi,
+  type TestOrganization,
+} from '../support/api';
 import { call } from '../support/http';
 import { admin } from './adminCli';
 
@@ -179,11 +185,7 @@ describe('only verified domains send', () => {
     const zone = new MemoryZone(added.dnsRecords);
     const dns = await startDnsServer({ zone });
     try {
-      const service = new AccountsService({
-        store: api.deps.store,
-        view: api.deps.accounts,
-        resolveTxt: createTxtResolver({ servers: [dns.address] }),
-      });
+      const service = testAccountsService(api.deps, { resolveTxt: createTxtResolver({ servers: [dns.address] }) });
       await service.verifyDomain(a.organizationId, domain);
     } finally {
       await dns.close();

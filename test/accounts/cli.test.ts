@@ -1,6 +1,5 @@
 import { createHash, createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import {
-  AccountsService,
   AccountsView,
   createRedis,
   decryptSecret,
@@ -10,6 +9,7 @@ import {
   type Redis,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testAccountsService } from '../support/api';
 import { addresses } from '../support/services';
 import { admin, adminJson } from './adminCli';
 
@@ -74,7 +74,7 @@ async function createOrganizationWithCli(name = 'Acme'): Promise<OrgJson> {
 
 /** An organization for the other commands' tests, made by the console's service in this process (faster). */
 async function newOrganization(name = 'Acme'): Promise<{ id: string }> {
-  return new AccountsService({ store, view }).createOrganization({ name, adminEmail: 'Ada@Acme.Example' });
+  return testAccountsService({ store, accounts: view }).createOrganization({ name, adminEmail: 'Ada@Acme.Example' });
 }
 
 /** The one line a refused command prints. */

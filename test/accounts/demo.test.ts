@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureDemo } from '@sendline/admin';
-import { AccountsService, readZoneFile, startDnsServer, zoneFileSource, type RunningDnsServer } from '@sendline/infra';
+import { readZoneFile, startDnsServer, zoneFileSource, type RunningDnsServer } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api';
+import { startTestApi, testAccountsService, type TestApi } from '../support/api';
 import { call } from '../support/http';
 import { repositoryRoot } from './adminCli';
 
@@ -123,10 +123,7 @@ describe('the demo organization', () => {
     expect((await demo(file)).code).toBe(0);
     const before = await readCredentials(file);
     const live = [...(await api.deps.accounts.apiKeys(before.organizationId)).values()].find((k) => k.mode === 'live')!;
-    await new AccountsService({ store: api.deps.store, view: api.deps.accounts }).revokeApiKey(
-      before.organizationId,
-      live.keyId,
-    );
+    await testAccountsService(api.deps).revokeApiKey(before.organizationId, live.keyId);
 
     const again = await demo(file);
     expect(again.code, again.stderr).toBe(0);

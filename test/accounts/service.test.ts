@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, randomUUID } from 'node:crypto';
 import type { AccountEvent } from '@sendline/domain';
+import type { AccountsService } from '@sendline/application';
 import {
-  AccountsService,
   AccountsView,
   createRedis,
   decryptSecret,
@@ -11,6 +11,7 @@ import {
   type Redis,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testAccountsService } from '../support/api';
 import { freshEventStore } from '../support/services';
 
 /**
@@ -27,7 +28,7 @@ beforeAll(async () => {
   store = await freshEventStore('test-accounts');
   redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
   view = new AccountsView(redis, `test-${randomUUID().slice(0, 8)}`);
-  service = new AccountsService({ store, view, mailHost: 'mail.sendline.test' });
+  service = testAccountsService({ store, accounts: view, mailHost: 'mail.sendline.test' });
 });
 afterAll(async () => {
   for (const namespace of [view.namespace, `${view.namespace}-rebuilt`]) {

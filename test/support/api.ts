@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { buildApi, connectApiDependencies, type Api, type ApiDependencies } from '@sendline/api';
 import { API_KEY_SCOPES, type AccountEvent, type Scope } from '@sendline/domain';
+import { AccountsService, type AccountCommandInput, type DomainSummary } from '@sendline/application';
 import {
-  AccountsService,
   createTxtResolver,
+  mailHostFromEnv,
   MemoryZone,
+  secretKeyFromEnv,
   startDnsServer,
-  type AccountCommandInput,
-  type DomainSummary,
+  txtResolverFromEnv,
+  type TxtResolver,
 } from '@sendline/infra';
 import { addresses } from './services';
 
@@ -55,32 +57,42 @@ export interface TestOrganization {
 const ALL_SCOPES: Scope[] = [...API_KEY_SCOPES];
 
 /**
+ * The console's account use cases on `deps`' event store and accounts view, configured as the console would be
+ * from the test environment: its SENDLINE_SECRET_KEY seals DKIM keys, the mail host is `deps.mailHost` (else
+ * SENDLINE_MAIL_HOST or the default), and domains are verified with `resolveTxt` (else SENDLINE_DNS_SERVERS or
+ * the system's resolver).
+ */
+export function testAccountsService(
+  deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'mailHost'>>,
+  options: { resolveTxt?: TxtResolver } = {},
+): AccountsService {
+  return new AccountsService({
+    store: deps.store,
+    view: deps.accounts,
+    mailHost: deps.mailHost ?? mailHostFromEnv(),
+    secretKey: () => secretKeyFromEnv(),
+    resolveTxt: options.resolveTxt ?? txtResolverFromEnv(),
+  });
+}
+
+/**
  * An organization with a verified domain and a live and a test key with every scope, made by the
  * console's own service (AccountsService: decider, event store, view applied at once). The domain is
  * verified by a real DNS lookup against a DNS server on loopback that publishes its records.
  */
 export async function createTestOrganization(
-  deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'suppressions' | 'mailHost'>>,
+  deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'mailHost'>>,
   options: { domain?: string; allowance?: number | null } = {},
 ): Promise<TestOrganization> {
   const zone = new MemoryZone();
-  const service = new AccountsService({
-    store: deps.store,
-    view: deps.accounts,
-    ...(deps.suppressions ? { suppressions: deps.suppressions } : {}),
-    ...(deps.mailHost ? { mailHost: deps.mailHost } : {}),
-  });
+  const service = testAccountsService(deps);
   const addDomain = async (domain: string, { verify = true }: { verify?: boolean } = {}) => {
     const added = await service.addDomain(organizationId, domain);
     if (!verify) return added;
     zone.publish(...added.dnsRecords);
     const dns = await startDnsServer({ zone });
     try {
-      const verifier = new AccountsService({
-        store: deps.store,
-        view: deps.accounts,
-        resolveTxt: createTxtResolver({ servers: [dns.address] }),
-      });
+      const verifier = testAccountsService(deps, { resolveTxt: createTxtResolver({ servers: [dns.address] }) });
       return (await verifier.verifyDomain(organizationId, added.name)).domain;
     } finally {
       await dns.close();

@@ -1,10 +1,13 @@
+import { AccountsService, ManualSuppressions } from '@sendline/application';
 import {
-  AccountsService,
   AccountsView,
   createRedis,
   EventStore,
+  mailHostFromEnv,
+  secretKeyFromEnv,
   serviceAddresses,
   SuppressionView,
+  txtResolverFromEnv,
   type Redis,
   type ServiceAddresses,
   type TxtResolver,
@@ -16,58 +19,83 @@ export interface AdminContextOptions {
   resolveTxt?: TxtResolver;
 }
 
+interface Connected {
+  redis: Redis;
+  store: EventStore;
+  accounts: AccountsService;
+  suppressions: ManualSuppressions;
+}
+
 /**
  * The services a console command uses, connected on first use (so `--help` connects to nothing), and
  * closed together when the command is done, so the process ends on its own.
+ *
+ * The console's configuration is read here, from the environment (`env`), and handed to the use cases:
+ * the service addresses, the mail host of the DNS records (SENDLINE_MAIL_HOST), the key that seals DKIM
+ * private keys (SENDLINE_SECRET_KEY) and the DNS servers of domain verification (SENDLINE_DNS_SERVERS).
  */
 export class AdminContext {
   readonly addresses: ServiceAddresses;
-  private redis: Redis | undefined;
-  private store: EventStore | undefined;
-  private service: AccountsService | undefined;
+  private readonly env: NodeJS.ProcessEnv;
+  private connected: Connected | undefined;
 
   constructor(private readonly options: AdminContextOptions = {}) {
-    this.addresses = serviceAddresses(options.env ?? process.env);
+    this.env = options.env ?? process.env;
+    this.addresses = serviceAddresses(this.env);
+  }
+
+  private connect(): Connected {
+    if (this.connected) return this.connected;
+    const env = this.env;
+    const redis = createRedis(this.addresses.redisUrl);
+    // A console command either reaches Redis or says so; it does not wait for it to come back.
+    redis.on('error', () => undefined);
+    const store = new EventStore({
+      brokers: this.addresses.kafkaBrokers,
+      registryUrl: this.addresses.schemaRegistryUrl,
+      clientId: 'admin',
+      topics: this.addresses.topics,
+    });
+    const view = new AccountsView(redis);
+    // The secret key and the DNS settings are read when a command needs them (domain add, domain verify), so
+    // that every other command runs without them, and a bad setting fails only the command that uses it.
+    let resolver: TxtResolver | undefined;
+    const resolveTxt: TxtResolver = this.options.resolveTxt ?? ((name) => (resolver ??= txtResolverFromEnv(env))(name));
+    this.connected = {
+      redis,
+      store,
+      accounts: new AccountsService({
+        store,
+        view,
+        mailHost: mailHostFromEnv(env),
+        secretKey: () => secretKeyFromEnv(env),
+        resolveTxt,
+      }),
+      suppressions: new ManualSuppressions({ store, accounts: view, suppressions: new SuppressionView(redis) }),
+    };
+    return this.connected;
   }
 
   get accounts(): AccountsService {
-    if (!this.service) {
-      this.redis = createRedis(this.addresses.redisUrl);
-      // A console command either reaches Redis or says so; it does not wait for it to come back.
-      this.redis.on('error', () => undefined);
-      this.store = new EventStore({
-        brokers: this.addresses.kafkaBrokers,
-        registryUrl: this.addresses.schemaRegistryUrl,
-        clientId: 'admin',
-        topics: this.addresses.topics,
-      });
-      this.service = new AccountsService({
-        store: this.store,
-        view: new AccountsView(this.redis),
-        suppressions: new SuppressionView(this.redis),
-        ...(this.options.resolveTxt ? { resolveTxt: this.options.resolveTxt } : {}),
-      });
-    }
-    return this.service;
+    return this.connect().accounts;
+  }
+
+  get suppressions(): ManualSuppressions {
+    return this.connect().suppressions;
   }
 
   get eventStore(): EventStore {
-    void this.accounts;
-    return this.store!;
+    return this.connect().store;
   }
 
   get redisClient(): Redis {
-    void this.accounts;
-    return this.redis!;
+    return this.connect().redis;
   }
 
   async close(): Promise<void> {
-    const store = this.store;
-    const redis = this.redis;
-    this.store = undefined;
-    this.redis = undefined;
-    this.service = undefined;
-    await store?.disconnect().catch(() => undefined);
-    redis?.disconnect();
+    const connected = this.connected;
+    this.connected = undefined;
+    await connected?.store.disconnect().catch(() => undefined);
+    connected?.redis.disconnect();
   }
 }

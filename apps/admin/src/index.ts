@@ -1,6 +1,7 @@
 export { runAdmin, type RunAdminOptions } from './run';
 export { AdminContext, type AdminContextOptions } from './context';
-export { buildProgram, parseAllowance, parseScopes, type Output } from './program';
+export { buildProgram, type Output } from './program';
+export { parseAllowance, parseScopes } from './commands';
 export { describeFailure, EXIT, OutcomeError, UsageError } from './errors';
 export {
   ensureDemo,

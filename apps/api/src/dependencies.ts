@@ -7,6 +7,7 @@ import {
   createRedis,
   EventStore,
   IdempotencyStore,
+  mailHostFromEnv,
   SuppressionView,
   type ServiceAddresses,
 } from '@sendline/infra';
@@ -35,7 +36,7 @@ export function connectApiDependencies(
     activity: new ClickHouseActivityReader(clickhouse, addresses.clickhouseDatabase),
     now: () => Date.now(),
     newId: () => randomUUID(),
-    mailHost: options.mailHost ?? process.env.SENDLINE_MAIL_HOST ?? 'mail.sendline.dev',
+    mailHost: options.mailHost ?? mailHostFromEnv(),
   };
   return {
     deps,

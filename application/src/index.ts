@@ -1,0 +1,12 @@
+/**
+ * Use cases: what a member of an organization or an operator asks for (create an organization, add a sending
+ * domain, issue an API key, suppress an address…), wired to the domain's deciders, the event store (through
+ * infra's CommandHandler) and the views. No HTTP and no process.env: the console's command line, the demo and the
+ * tests read their configuration (secret key, mail host, DNS servers) and pass it in; the API's console routes
+ * (issue 13) will call the same use cases.
+ *
+ *   accounts/      organizations, members, sending domains, API keys, allowance (the organization decider)
+ *   suppressions/  the console's manual suppressions (the suppression decider)
+ */
+export * from './accounts';
+export * from './suppressions';
