@@ -55,7 +55,7 @@ export {
 } from './message';
 export { deliveryOutcomeOf, type OutcomeContext } from './outcome';
 export {
-  backoffDelay,
+  deferralDelay,
   DEFAULT_RETRY_POLICY,
   nextRetry,
   type RetryDecision,
