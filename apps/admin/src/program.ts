@@ -1,4 +1,11 @@
-import { API_KEY_MODES, API_KEY_SCOPES, DomainError, MEMBER_ROLES, type DnsRecord } from '@sendline/domain';
+import {
+  ALLOWED_ORIGINS,
+  API_KEY_MODES,
+  API_KEY_SCOPES,
+  DomainError,
+  MEMBER_ROLES,
+  type DnsRecord,
+} from '@sendline/domain';
 import type { ApiKeySummary, DomainSummary, MemberSummary, OrganizationSummary } from '@sendline/infra';
 import { Argument, Command, Option } from 'commander';
 import type { AdminContext } from './context';
@@ -21,8 +28,6 @@ interface JsonOption {
 interface OrgOption extends JsonOption {
   org: string;
 }
-
-const SUPPRESSION_ORIGINS = ['Customer', 'Admin'] as const;
 
 // ── JSON shapes (times as ISO 8601, UTC) ────────────────────────────────────
 
@@ -373,7 +378,9 @@ export function buildProgram(context: AdminContext, output: Output, errors: Outp
   leaf(suppression, 'add', 'suppress an address (ManualSuppression): the API will not send to it')
     .addOption(orgOption())
     .requiredOption('--email <address>', 'the address to suppress')
-    .addOption(new Option('--origin <origin>', 'who asked for it').choices(SUPPRESSION_ORIGINS).default('Admin'))
+    .addOption(
+      new Option('--origin <origin>', 'who asked for it').choices(ALLOWED_ORIGINS.ManualSuppression).default('Admin'),
+    )
     .action(async (options: OrgOption & { email: string; origin: string }) => {
       const result = await context.accounts.addSuppression(options.org, options.email, options.origin);
       emit(options, { ...result, createdAt: isoTime(result.createdAt) }, () =>
