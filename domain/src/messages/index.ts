@@ -54,6 +54,7 @@ export {
   type TransientReason,
 } from './message';
 export { deliveryOutcomeOf, type OutcomeContext } from './outcome';
+export { resumeRecipients } from './progress';
 export {
   deferralDelay,
   DEFAULT_RETRY_POLICY,
