@@ -46,4 +46,4 @@ export function schemaOf(eventType: string): AvroRecordSchema {
 export function fullNameOf(schema: AvroRecordSchema): string {
   return schema.namespace ? `${schema.namespace}.${schema.name}` : schema.name;
 }
-export * from './codec';
+export * from './avroRecord';

@@ -16,7 +16,7 @@ import {
   type SuppressionEvent,
 } from '../../domain/src/suppressions';
 import { validateSendRequest, type OutboundMessage } from '../../domain/src/validation';
-import { fromAvroRecord, OPTIONAL_FIELD_MARKER, toAvroRecord, type EnvelopedEvent } from '../src/codec';
+import { fromAvroRecord, OPTIONAL_FIELD_MARKER, toAvroRecord, type EnvelopedEvent } from '../src/avroRecord';
 import { avroDirectory, schemaOf } from '../src';
 
 /**

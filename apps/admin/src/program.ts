@@ -1,3 +1,4 @@
+import { ALLOWED_ORIGINS } from '@sendline/domain';
 import { Command } from 'commander';
 import {
   domainCommands,
@@ -21,8 +22,6 @@ export interface Output {
 }
 
 // ── the program: one root command, its groups' commands added from commands/ ──
-
-const SUPPRESSION_ORIGINS = ['Customer', 'Admin'] as const;
 
 /** The `admin` program on `context`: results to `output`, refusals and usage errors to `errors`. */
 export function buildProgram(context: AdminContext, output: Output, errors: Output): Command {
@@ -53,7 +52,7 @@ export function buildProgram(context: AdminContext, output: Output, errors: Outp
   memberCommands(program, kit);
   domainCommands(program, kit);
   keyCommands(program, kit);
-  suppressionCommands(program, kit, SUPPRESSION_ORIGINS);
+  suppressionCommands(program, kit, ALLOWED_ORIGINS.ManualSuppression);
   replayCommand(program, kit);
   return program;
 }

@@ -1,3 +1,12 @@
+/**
+ * The sender: delivers accepted messages over SMTP and records their outcomes.
+ *
+ * - sender.ts: the two consumers (email.messages, and the retry schedule: retryConsumer.ts, retryRecord.ts).
+ * - pipeline.ts: one delivery attempt, step by step: plan.ts → compose.ts → MessageSent → deliver.ts →
+ *   outcomes.ts; the deciders run through infra's CommandHandler (commands.ts).
+ * - ledger.ts: the guard against a second send after a 250, and the outcomes the sender appended.
+ * - config.ts, dependencies.ts, groups.ts, ids.ts, limiter.ts, main.ts: configuration and plumbing.
+ */
 export { senderConfigFromEnv, type SenderConfig } from './config';
 export { connectSenderDependencies, type SenderDependencies } from './dependencies';
 export { DeliveryLedger, type LedgerUpdate, type MessageLedger, type RecipientEntry } from './ledger';

@@ -1,9 +1,15 @@
+import type { DeliveryOutcome } from '@sendline/domain';
 import { InfrastructureError, retry, type Redis } from '@sendline/infra';
 
 /**
  * The sender's delivery ledger in Redis: what it already did for each message, so that a handler run
  * again (at-least-once consumption: a crash before the commit, a rebalance, a retry record fetched
  * twice) never sends twice what a server already accepted, and never decides twice what it recorded.
+ *
+ * It is no state machine of its own: where a recipient stands is the domain's RecipientState. The ledger
+ * holds the guard — the one thing the events cannot say: a server already answered 250 (`accepted`), or the
+ * failure was unknown and it may have (`held`) — and which outcome the sender appended (`deferred`, `done`),
+ * which plan.ts reads back into the domain's state (resumeRecipients) so a repeated run decides nothing twice.
  *
  *   <ns>:sender:<group>:message:<messageId>   hash, expires `ttlMs` after its last write
  *
@@ -40,7 +46,7 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
 export type RecipientEntry =
   | { state: 'accepted'; response: string; host: string; at: number }
   | { state: 'deferred'; attempt: number }
-  | { state: 'done'; outcome: string; guardedAt?: number }
+  | { state: 'done'; outcome: Exclude<DeliveryOutcome['kind'], 'Deferred'>; guardedAt?: number }
   | { state: 'held'; error: string };
 
 export interface MessageLedger {

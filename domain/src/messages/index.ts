@@ -54,8 +54,9 @@ export {
   type TransientReason,
 } from './message';
 export { deliveryOutcomeOf, type OutcomeContext } from './outcome';
+export { resumeRecipients } from './progress';
 export {
-  backoffDelay,
+  deferralDelay,
   DEFAULT_RETRY_POLICY,
   nextRetry,
   type RetryDecision,

@@ -42,8 +42,8 @@ export interface RetryInput {
 
 export type RetryDecision = { retryAt: number } | { giveUp: true };
 
-/** The delay before the retry that follows `attempt` failures, before jitter and the deadline. */
-export function backoffDelay(attempt: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
+/** How long a deferred recipient waits after `attempt` failed attempts, before jitter and the deadline. */
+export function deferralDelay(attempt: number, policy: RetryPolicy = DEFAULT_RETRY_POLICY): number {
   const exponent = Math.max(0, attempt - 1);
   return Math.min(policy.initialDelayMs * policy.multiplier ** exponent, policy.maxDelayMs);
 }
@@ -59,6 +59,6 @@ export function nextRetry(input: RetryInput, policy: RetryPolicy = DEFAULT_RETRY
   const deadline = firstAttemptAt + policy.giveUpAfterMs;
   if (now >= deadline) return { giveUp: true };
   const jitter = Math.min(Math.max(policy.jitter, 0), 1);
-  const delay = Math.round(backoffDelay(attempt, policy) * (1 - jitter * random));
+  const delay = Math.round(deferralDelay(attempt, policy) * (1 - jitter * random));
   return { retryAt: Math.min(now + delay, deadline) };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../../src/domainError';
-import { backoffDelay, DEFAULT_RETRY_POLICY, nextRetry, type RetryDecision } from '../../src/messages';
+import { deferralDelay, DEFAULT_RETRY_POLICY, nextRetry, type RetryDecision } from '../../src/messages';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -33,7 +33,7 @@ describe('nextRetry', () => {
       expect(delay).toBeLessThanOrEqual(4 * HOUR);
       previous = delay;
     }
-    expect(backoffDelay(30)).toBe(4 * HOUR);
+    expect(deferralDelay(30)).toBe(4 * HOUR);
   });
 
   it('takes at most the jitter share off the delay, from the random fraction the caller passes', () => {
