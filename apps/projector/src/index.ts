@@ -14,15 +14,7 @@ export {
 } from './projections';
 export { RetentionSweep, type RetentionSweepOptions } from './retention';
 export { ProjectorMetrics, serveMetrics } from './metrics';
-export {
-  committedOffsets,
-  consumerLag,
-  endOffsets,
-  readRange,
-  remaining,
-  type Offsets,
-  type PartitionLag,
-} from './offsets';
+export { committedOffsets, consumerLag, endOffsets, remaining, type Offsets, type PartitionLag } from './offsets';
 export {
   replayView,
   type OrganizationDifference,
