@@ -31,6 +31,8 @@ import { createInterface } from 'node:readline';
 import {
   AccountsView,
   createRedis,
+  decodeBatch,
+  decodedEvents,
   dkimRecordsFromMap,
   dkimRecordValue,
   EventStore,
@@ -195,11 +197,16 @@ async function main(): Promise<void> {
     await tap.run({
       partitionsConsumedConcurrently: 6,
       eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) {
-          if (!message.value) continue;
+        // Only these two types are decoded (the header says which), to keep the tap light.
+        const messages = batch.messages.filter((message) => {
           const type = message.headers?.['event-type']?.toString();
-          if (type !== 'MessageAccepted' && type !== 'MessageDelivered') continue;
-          const event = await store.codec.decode(message.value);
+          return type === 'MessageAccepted' || type === 'MessageDelivered';
+        });
+        const { items } = await decodeBatch(
+          { topic: batch.topic, partition: batch.partition, messages },
+          { codec: store.codec },
+        );
+        for (const { event } of decodedEvents(items)) {
           if (event.metadata.organizationId !== org.organizationId) continue;
           const data = event.data as { messageId: string; submittedAt?: number };
           if (event.type === 'MessageAccepted') acceptedAt.set(data.messageId, data.submittedAt!);

@@ -8,15 +8,7 @@ export { startProjector, type ProjectorOptions, type RunningProjector } from './
 export { REDIS_PROJECTIONS, groupOf, PROJECTIONS, topicsOf, type ProjectionName } from './projections';
 export { RetentionSweep, type RetentionSweepOptions } from './retention';
 export { ProjectorMetrics, serveMetrics } from './metrics';
-export {
-  committedOffsets,
-  consumerLag,
-  endOffsets,
-  readRange,
-  remaining,
-  type Offsets,
-  type PartitionLag,
-} from './offsets';
+export { committedOffsets, consumerLag, endOffsets, remaining, type Offsets, type PartitionLag } from './offsets';
 export {
   replayView,
   type OrganizationDifference,

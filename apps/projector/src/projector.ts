@@ -192,6 +192,8 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
           partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 6,
           maxAttempts: options.maxAttempts ?? 20,
           maxRetryDelayMs: 30_000,
+          // A view's writes are idempotent: an unknown failure is tried again before the event is dead-lettered.
+          retryUnknownErrors: true,
           ...(options.sessionTimeoutMs ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
           handleBatch: async (items, range) => {
             await handle(items, range);

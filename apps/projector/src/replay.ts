@@ -14,7 +14,7 @@ import {
   type StoredEvent,
   type ViewFingerprints,
 } from '@sendline/infra';
-import { committedOffsets, endOffsets, groupHasMembers, readRange, remaining, slotOf, type Offsets } from './offsets';
+import { committedOffsets, endOffsets, groupHasMembers, remaining, slotOf, type Offsets } from './offsets';
 import { groupOf, topicsOf, type ProjectionName } from './projections';
 
 export type ReplayableView = ProjectionName;
@@ -143,7 +143,7 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
       if (live) {
         const ranges = remaining(position, live);
         if (ranges.size > 0) {
-          caughtUp += await readRange(store, ranges, target.apply);
+          caughtUp += await store.readRange(ranges, target.apply);
           await target.settle();
           for (const [slot, range] of ranges) position.set(slot, range.to);
         }
@@ -167,7 +167,7 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
       await sleep(options.settleMs ?? 3000);
       const live = await committedOffsets(store, liveGroup, topics);
       if (live) {
-        afterSwap = await readRange(store, remaining(position, live), target.applyToLive);
+        afterSwap = await store.readRange(remaining(position, live), target.applyToLive);
         await target.settleLive();
       }
       kept = await target.retire(options.keepPrevious ?? false);

@@ -1,6 +1,7 @@
-import type { Consumer, EachBatchPayload, KafkaMessage } from 'kafkajs';
+import { Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
 import {
   deadLetterRecord,
+  decodeBatch,
   deadLetterTopicConfig,
   deadLetterTopicOf,
   declaredRetriable,
@@ -16,7 +17,8 @@ import { isDeliveryRetryScheduled, type DeliveryRetryScheduled } from './retryRe
  * hands it to `handle`, and commits a record's offset only after `handle` returned (the retry's outcome
  * appended). It reads with kafkajs directly rather than through EventStore.consume, because holding a
  * record for minutes or hours needs what that loop does not offer: pausing a partition and resuming it
- * at a time, and leaving records unresolved so they are fetched again.
+ * at a time, and leaving records unresolved so they are fetched again. It decodes a batch as that loop
+ * does (`decodeBatch`).
  *
  * In one fetched batch, every record already due is handled (records of one message in order, others
  * side by side); the offset is committed up to the first record not yet done; if some records wait,
@@ -67,7 +69,13 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
   });
   await store.ensureTopics([deadLetterTopicConfig(topic)]);
   await positionNewGroup(store, options.groupId, [topic], options.startNewGroupAt);
-  const producer = store.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+  const producer = store.kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    // Named, so kafkajs does not print its notice about the default partitioner.
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
   await producer.connect();
   await consumer.connect();
   await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -77,6 +85,8 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
   /** Offsets handled out of order in this session, per partition, so a re-fetch skips them. */
   const doneAhead = new Map<number, Set<string>>();
   const failures = new Map<string, number>();
+  const countFailure = (partition: number, offset: string) =>
+    failures.set(`${partition}:${offset}`, (failures.get(`${partition}:${offset}`) ?? 0) + 1);
 
   const deadLetter = async (message: KafkaMessage, error: unknown) => {
     await producer.send({
@@ -96,35 +106,40 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
 
     type Due = { message: KafkaMessage; record: DeliveryRetryScheduled };
     const due: Due[] = [];
-    for (const message of batch.messages) {
-      if (ahead.has(message.offset)) {
-        done.add(message.offset);
-        continue;
-      }
-      let record: DeliveryRetryScheduled | undefined;
-      try {
-        if (!message.value) throw new Error('the record has no value');
-        const event = await store.codec.decode(message.value);
-        if (!isDeliveryRetryScheduled(event)) throw new Error(`unexpected event ${event.type} on ${topic}`);
-        record = event;
-      } catch (error) {
-        options.onError?.(error, undefined);
-        if (isOutage(error)) {
+    for (const message of batch.messages) if (ahead.has(message.offset)) done.add(message.offset);
+    const { items } = await decodeBatch(
+      { topic, partition, messages: batch.messages.filter((message) => !ahead.has(message.offset)) },
+      {
+        codec: store.codec,
+        onOutage: async (error, _outages, message) => {
+          options.onError?.(error, undefined);
           // The registry out of reach: this record and the ones after it are fetched again after a pause.
           retryLater = true;
-          failures.set(`${partition}:${message.offset}`, (failures.get(`${partition}:${message.offset}`) ?? 0) + 1);
-          break;
-        }
+          countFailure(partition, message.offset);
+          return false;
+        },
+        onUndecodable: async (message, error) => {
+          options.onError?.(error, undefined);
+          await deadLetter(message, error);
+          done.add(message.offset);
+        },
+      },
+    );
+    for (const { event, message } of items) {
+      if (!event) continue; // dead-lettered while decoding
+      if (!isDeliveryRetryScheduled(event)) {
+        const error = new Error(`unexpected event ${event.type} on ${topic}`);
+        options.onError?.(error, undefined);
         await deadLetter(message, error);
         done.add(message.offset);
         continue;
       }
-      if (options.accept && !options.accept(record)) {
+      if (options.accept && !options.accept(event)) {
         done.add(message.offset);
         continue;
       }
-      if (record.data.dueAt <= now()) due.push({ message, record });
-      else waiting.push(record.data.dueAt);
+      if (event.data.dueAt <= now()) due.push({ message, record: event });
+      else waiting.push(event.data.dueAt);
     }
 
     // Records of one message in order; messages side by side.
@@ -146,10 +161,7 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
               // Retriable, or a service out of reach (Redis, Kafka): tried again later, never dead-lettered for that.
               if (declaredRetriable(error) === true || isOutage(error)) {
                 retryLater = true;
-                failures.set(
-                  `${partition}:${message.offset}`,
-                  (failures.get(`${partition}:${message.offset}`) ?? 0) + 1,
-                );
+                countFailure(partition, message.offset);
                 return; // later records of this message wait for this one
               }
               await deadLetter(message, error);

@@ -231,9 +231,9 @@ export class Sender {
         }));
       await this.runPipeline(jobs);
       const last = chunk.at(-1)!.position;
-      // Committed here, chunk by chunk, once the outcomes are appended. (EventStore.consume resolves the
-      // batch's offsets after the handler returns, but with autoCommit off and no commit threshold its
-      // commitOffsetsIfNecessary() never commits; this explicit commit is what makes progress durable.)
+      // Committed here, chunk by chunk, once the outcomes are appended: a crash or a stop in a large batch
+      // leaves only the chunk in hand to be handled again. (EventStore.consume commits the whole batch too,
+      // after the handler returned: it resolves the offsets and hands kafkajs the resolved ones to commit.)
       await consumer
         .commitOffsets([
           { topic: last.topic, partition: last.partition, offset: (BigInt(last.offset) + 1n).toString() },

@@ -1,5 +1,6 @@
-import type { ITopicConfig, KafkaMessage, Message } from 'kafkajs';
+import type { Admin, ITopicConfig, KafkaMessage, Message } from 'kafkajs';
 import { describeCause } from '../errors';
+import { sleep } from '../retry';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -112,4 +113,33 @@ export function deadLetterRecord(
       'dead-letter-source-offset': message.offset,
     },
   };
+}
+
+/** Creates the topics that do not exist yet (and waits for their leaders); leaves existing ones as they are. */
+export async function ensureTopics(admin: Admin, configs: ITopicConfig[]): Promise<void> {
+  const existing = new Set(await admin.listTopics());
+  const missing = configs.filter((config) => !existing.has(config.topic));
+  if (missing.length === 0) return;
+  let refused: unknown;
+  try {
+    // Leaders are awaited below: with several brokers, kafkajs's own wait fails when it asks a broker that has
+    // not heard of the new topic yet.
+    await admin.createTopics({ topics: missing, waitForLeaders: false });
+  } catch (error) {
+    // Another process may have created one of them in the meantime: the wait below tells.
+    refused = error;
+  }
+  const topics = missing.map((config) => config.topic);
+  // A refused creation is waited on briefly (someone else's creation showing up), a successful one longer.
+  const waitMs = refused ? 5_000 : 30_000;
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const metadata = await admin.fetchTopicMetadata({ topics }).catch(() => undefined);
+    const led = metadata?.topics.every((t) => t.partitions.length > 0 && t.partitions.every((p) => p.leader >= 0));
+    if (led && metadata!.topics.length === topics.length) return;
+    if (Date.now() > deadline) {
+      throw refused ?? new Error(`the topics ${topics.join(', ')} have no leaders ${waitMs} ms after their creation`);
+    }
+    await sleep(100);
+  }
 }

@@ -1,0 +1,120 @@
+/**
+ * The event store on Kafka, one job per file:
+ *
+ * - `producer.ts`: appends (idempotent producer, acks from all in-sync replicas, group commit, a batch sent again
+ *   whole when a partition did not acknowledge it, fail-fast when no broker is reachable);
+ * - `consumer.ts`: the consumer loop (at-least-once, a failing batch split into single events, outages waited
+ *   out, dead letters, a view's own positions);
+ * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`);
+ * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
+ * - `kafka.ts`: the kafkajs client and its log lines; `events.ts`: the shapes of what is stored and read.
+ *
+ * The topics themselves (names, configurations, dead-letter topics, their creation) and the routing of an event
+ * to its topic and key are beside this folder (`../topics.ts`, `../routing.ts`). `EventStore` composes the parts.
+ */
+import type { ITopicConfig, Kafka, logLevel } from 'kafkajs';
+import { EventCodec } from '../../registry/codec';
+import { BrokerReachability } from '../reachability';
+import { routeEvent, type Route } from '../routing';
+import { defaultTopicNames, ensureTopics, type TopicNames } from '../topics';
+import { consume, type ConsumeOptions, type RunningConsumer } from './consumer';
+import type { ConsumedEvent, StoredEvent } from './events';
+import { createKafka, withAdmin } from './kafka';
+import { EventProducer } from './producer';
+import { EventReader, type OffsetRanges } from './reader';
+
+export type { ConsumeOptions, ConsumerPositions, RunningConsumer } from './consumer';
+export {
+  decodeBatch,
+  decodedEvents,
+  type DecodeBatchOptions,
+  type DecodedBatch,
+  type MessageBatch,
+} from './decodeBatch';
+export type { ConsumedEvent, EventPosition, StoredEvent } from './events';
+export { createKafka, withAdmin } from './kafka';
+export type { OffsetRanges } from './reader';
+
+export interface EventStoreOptions {
+  brokers: string[];
+  registryUrl: string;
+  clientId: string;
+  topics?: TopicNames;
+  /** How long an append waits for the broker's acknowledgement before failing (the API answers 503 then). */
+  appendTimeoutMs?: number;
+  logLevel?: logLevel;
+}
+
+/**
+ * The event store: appends events to their topics (idempotent producer, acks from
+ * all in-sync replicas, group commit) and runs handlers over topics as
+ * consumer groups with at-least-once processing.
+ */
+export class EventStore {
+  readonly kafka: Kafka;
+  readonly codec: EventCodec;
+  readonly topics: TopicNames;
+  /** Whether any broker accepts connections: an append fails fast when none does (see `append`). */
+  readonly reachability: BrokerReachability;
+  private readonly producer: EventProducer;
+  private readonly reader: EventReader;
+
+  constructor(options: EventStoreOptions) {
+    this.kafka = createKafka(options.brokers, options.clientId, options.logLevel);
+    this.codec = new EventCodec(options.registryUrl);
+    this.topics = options.topics ?? defaultTopicNames;
+    this.reachability = new BrokerReachability(options.brokers);
+    this.producer = new EventProducer({
+      kafka: this.kafka,
+      codec: this.codec,
+      route: (event) => this.route(event),
+      reachability: this.reachability,
+      appendTimeoutMs: options.appendTimeoutMs ?? 10_000,
+    });
+    this.reader = new EventReader(this.kafka, this.codec);
+  }
+
+  route(event: StoredEvent): Route {
+    return routeEvent(event, this.topics);
+  }
+
+  /**
+   * Appends events, grouped by topic, in one request; resolves only when every
+   * in-sync replica acknowledged them. Events of one key keep their order.
+   */
+  append(events: StoredEvent[]): Promise<void> {
+    return this.producer.append(events);
+  }
+
+  /** Creates the topics that do not exist yet; leaves existing ones as they are. */
+  ensureTopics(configs: ITopicConfig[]): Promise<void> {
+    return withAdmin(this.kafka, (admin) => ensureTopics(admin, configs));
+  }
+
+  /** Runs a handler over topics as a consumer group, at least once (see `consume` in consumer.ts). */
+  consume(options: ConsumeOptions): Promise<RunningConsumer> {
+    return consume({ kafka: this.kafka, codec: this.codec, producer: this.producer }, options);
+  }
+
+  /** Reads topics from the beginning up to the end they had when the call started (see reader.ts). */
+  readAll(
+    topics: string[],
+    handleBatch: (events: ConsumedEvent[]) => Promise<void>,
+    onProgress?: (read: number, total: number) => void,
+  ): Promise<number> {
+    return this.reader.readAll(topics, handleBatch, onProgress);
+  }
+
+  /** Reads the events in [from, to) of each partition given (see reader.ts). */
+  readRange(
+    ranges: OffsetRanges,
+    handle: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>,
+    timeoutMs?: number,
+  ): Promise<number> {
+    return this.reader.readRange(ranges, handle, timeoutMs);
+  }
+
+  disconnect(): Promise<void> {
+    return this.producer.disconnect();
+  }
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { Kafka } from 'kafkajs';
+import { InfrastructureError } from '../../errors';
+import { sleep } from '../../retry';
+import type { EventCodec } from '../../registry/codec';
+import { slotKey } from '../../views/positions';
+import { MAX_EVENT_BYTES } from '../topics';
+import { decodeBatch, decodedEvents, outageDelay } from './decodeBatch';
+import type { ConsumedEvent, StoredEvent } from './events';
+import { withAdmin } from './kafka';
+
+/** `topic:partition` → the offsets to read, `from` included, `to` not. */
+export type OffsetRanges = Map<string, { from: bigint; to: bigint }>;
+
+/**
+ * Reads stretches of topics once, for a replay: a throwaway consumer group whose offsets are set to where each
+ * stretch starts, stopped once every stretch is read, then deleted. Events come in order per partition; those
+ * that cannot be decoded are passed over (the live consumer dead-lettered them); a registry outage is waited out.
+ */
+export class EventReader {
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly codec: EventCodec,
+  ) {}
+
+  /**
+   * Reads topics from the beginning up to the end they had when the call started.
+   * `onProgress` receives the count read so far and the total to read.
+   * Returns how many messages it read (undecodable ones included).
+   */
+  async readAll(
+    topics: string[],
+    handleBatch: (events: ConsumedEvent[]) => Promise<void>,
+    onProgress?: (read: number, total: number) => void,
+  ): Promise<number> {
+    const ranges: OffsetRanges = new Map();
+    await withAdmin(this.kafka, async (admin) => {
+      for (const topic of topics) {
+        for (const p of await admin.fetchTopicOffsets(topic)) {
+          ranges.set(slotKey(topic, p.partition), { from: BigInt(p.low), to: BigInt(p.high) });
+        }
+      }
+    });
+    const { messages } = await this.read(ranges, handleBatch, { groupPrefix: 'replay', onProgress });
+    return messages;
+  }
+
+  /**
+   * Reads the events in [from, to) of each partition given. Returns how many events it handed over.
+   * Fails after `timeoutMs`.
+   */
+  async readRange(
+    ranges: OffsetRanges,
+    handle: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>,
+    timeoutMs = 120_000,
+  ): Promise<number> {
+    const { events } = await this.read(ranges, handle, { groupPrefix: 'replay-range', timeoutMs });
+    return events;
+  }
+
+  private async read(
+    ranges: OffsetRanges,
+    handle: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>,
+    options: { groupPrefix: string; timeoutMs?: number; onProgress?: (read: number, total: number) => void },
+  ): Promise<{ messages: number; events: number }> {
+    const pending: OffsetRanges = new Map([...ranges].filter(([, range]) => range.to > range.from));
+    const counts = { messages: 0, events: 0 };
+    if (pending.size === 0) return counts;
+    let total = 0n;
+    for (const range of pending.values()) total += range.to - range.from;
+    const partitionCount = pending.size;
+    const groupId = `${options.groupPrefix}-${randomUUID()}`;
+    const topics = [...new Set([...pending.keys()].map((slot) => topicOfSlot(slot)))];
+    // The group starts where each stretch does, and at the end of a partition with nothing to read.
+    await withAdmin(this.kafka, async (admin) => {
+      for (const topic of topics) {
+        const partitions = (await admin.fetchTopicOffsets(topic)).map((p) => ({
+          partition: p.partition,
+          offset: String(pending.get(slotKey(topic, p.partition))?.from ?? p.high),
+        }));
+        await admin.setOffsets({ groupId, topic, partitions });
+      }
+    });
+    const consumer = this.kafka.consumer({
+      groupId,
+      maxBytesPerPartition: MAX_EVENT_BYTES,
+      allowAutoTopicCreation: false,
+    });
+    let failure: unknown;
+    const failed = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    await consumer.connect();
+    try {
+      await consumer.subscribe({ topics, fromBeginning: true });
+      await new Promise<void>((resolve) => {
+        const fail = (error: unknown) => {
+          failure ??= error;
+          failed.abort();
+          resolve();
+        };
+        if (options.timeoutMs !== undefined) {
+          const timeoutMs = options.timeoutMs;
+          timer = setTimeout(() => {
+            fail(
+              new InfrastructureError(
+                'ReplayRangeTimeout',
+                `reading ${partitionCount} partitions took over ${timeoutMs} ms`,
+                { retriable: true },
+              ),
+            );
+          }, timeoutMs);
+        }
+        void consumer.run({
+          autoCommit: false,
+          eachBatch: async ({ batch, heartbeat }) => {
+            const slot = slotKey(batch.topic, batch.partition);
+            const range = pending.get(slot);
+            if (!range || failure) return;
+            const messages = batch.messages.filter(
+              (m) => BigInt(m.offset) >= range.from && BigInt(m.offset) < range.to,
+            );
+            const { items, complete } = await decodeBatch(
+              { topic: batch.topic, partition: batch.partition, messages },
+              {
+                codec: this.codec,
+                onOutage: async (_error, outages) => {
+                  await sleep(outageDelay(outages), failed.signal);
+                  if (failure) return false;
+                  await heartbeat();
+                  return true;
+                },
+              },
+            );
+            if (!complete) return;
+            const events = decodedEvents(items);
+            try {
+              if (events.length > 0) await handle(events);
+            } catch (error) {
+              fail(error);
+              return;
+            }
+            counts.messages += messages.length;
+            counts.events += events.length;
+            options.onProgress?.(counts.messages, Number(total));
+            await heartbeat();
+            const last = batch.messages.at(-1);
+            if (last && BigInt(last.offset) + 1n >= range.to) pending.delete(slot);
+            if (pending.size === 0) resolve();
+          },
+        });
+      });
+    } finally {
+      clearTimeout(timer);
+      await consumer.disconnect();
+      await withAdmin(this.kafka, (admin) => admin.deleteGroups([groupId])).catch(() => undefined);
+    }
+    if (failure) throw failure;
+    return counts;
+  }
+}
+
+/** The topic of a `topic:partition` slot (a topic name may hold colons; the partition number does not). */
+function topicOfSlot(slot: string): string {
+  return slot.slice(0, slot.lastIndexOf(':'));
+}
