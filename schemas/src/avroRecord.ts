@@ -1,4 +1,4 @@
-import { schemaOf } from './index';
+import { schemaOf } from './eventSchemas';
 
 /**
  * Between a domain event `{ type, data, metadata }` and the Avro record its schema describes
