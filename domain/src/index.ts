@@ -1,3 +1,8 @@
+/**
+ * The domain: pure TypeScript, no I/O, no framework, no HTTP. Deciders (decider.ts) for messages, suppressions
+ * and organizations; events and commands share event.ts's envelope; a broken rule is a DomainError with a code from
+ * domainError.ts; validation/ turns a send request into an OutboundMessage. Time and ids come in from the caller.
+ */
 export * from './domainError';
 export * from './event';
 export * from './decider';

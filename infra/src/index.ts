@@ -1,3 +1,9 @@
+/**
+ * Adapters to the real services, one folder each: kafka/ (the event store, topics, routing), registry/ (Avro in the
+ * schema registry), commands/ (the command handler every writer uses), views/ (Redis and ClickHouse views built from
+ * the log), redis/ (clients, the API's idempotency store), clickhouse/, smtp/ (composing, DKIM, delivery, the test
+ * mail server), dns/, crypto/. Service addresses: config.ts; which errors are retriable: errors.ts, availability.ts.
+ */
 export * from './errors';
 export * from './availability';
 export * from './retry';

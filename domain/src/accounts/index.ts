@@ -1,3 +1,8 @@
+/**
+ * Organizations, members, sending domains, API keys and the monthly allowance: the organization decider
+ * (commands.ts decides, organization.ts evolves), the DNS records a domain publishes (dns.ts), API key formats
+ * (apiKeys.ts) and the allowance's period (allowance.ts).
+ */
 export * from './rules';
 export * from './organization';
 export * from './commands';

@@ -1,3 +1,8 @@
+/**
+ * A message and its recipients: the message decider (decide.ts), where each recipient stands (message.ts, one
+ * state machine; progress.ts resumes it for a retry), how an SMTP answer is classified (classification.ts) and
+ * becomes an outcome (outcome.ts), and when a deferred recipient is tried again (retry.ts).
+ */
 export {
   classifyDeliveryAttempt,
   parseEnhancedStatus,

@@ -1,3 +1,7 @@
+/**
+ * Suppressions: an address an organization no longer sends to (hard bounce, or manual), and the suppression
+ * decider (decide.ts) with its events and origins (suppression.ts).
+ */
 export {
   decideSuppression,
   suppressionDecider,
