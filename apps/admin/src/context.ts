@@ -50,12 +50,7 @@ export class AdminContext {
     const redis = createRedis(this.addresses.redisUrl);
     // A console command either reaches Redis or says so; it does not wait for it to come back.
     redis.on('error', () => undefined);
-    const store = new EventStore({
-      brokers: this.addresses.kafkaBrokers,
-      registryUrl: this.addresses.schemaRegistryUrl,
-      clientId: 'admin',
-      topics: this.addresses.topics,
-    });
+    const store = EventStore.at(this.addresses, 'admin');
     const view = new AccountsView(redis);
     // The secret key and the DNS settings are read when a command needs them (domain add, domain verify), so
     // that every other command runs without them, and a bad setting fails only the command that uses it.

@@ -20,12 +20,7 @@ export function connectApiDependencies(
 ): { deps: ApiDependencies; disconnect(): Promise<void> } {
   const redis = createRedis(addresses.redisUrl);
   const clickhouse = createClickHouse(addresses.clickhouseUrl);
-  const store = new EventStore({
-    brokers: addresses.kafkaBrokers,
-    registryUrl: addresses.schemaRegistryUrl,
-    clientId: options.clientId ?? 'api',
-    topics: addresses.topics,
-  });
+  const store = EventStore.at(addresses, options.clientId ?? 'api');
   const deps: ApiDependencies = {
     store,
     redis,

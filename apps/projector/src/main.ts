@@ -22,12 +22,7 @@ const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: '
 const addresses = serviceAddresses();
 const metricsPort = Number(process.env.SENDLINE_PROJECTOR_METRICS_PORT ?? 9464);
 
-const store = new EventStore({
-  brokers: addresses.kafkaBrokers,
-  registryUrl: addresses.schemaRegistryUrl,
-  clientId: 'projector',
-  topics: addresses.topics,
-});
+const store = EventStore.at(addresses, 'projector');
 const redis = createRedis(addresses.redisUrl);
 const clickhouse = createClickHouse(addresses.clickhouseUrl);
 const registry = new Registry();

@@ -10,12 +10,7 @@ export function connectSenderDependencies(
   options: { clientId?: string } = {},
 ): { deps: SenderDependencies; disconnect(): Promise<void> } {
   const redis = createRedis(addresses.redisUrl);
-  const store = new EventStore({
-    brokers: addresses.kafkaBrokers,
-    registryUrl: addresses.schemaRegistryUrl,
-    clientId: options.clientId ?? 'sender',
-    topics: addresses.topics,
-  });
+  const store = EventStore.at(addresses, options.clientId ?? 'sender');
   return {
     deps: { store, redis, accounts: new AccountsView(redis), suppressions: new SuppressionView(redis) },
     disconnect: async () => {

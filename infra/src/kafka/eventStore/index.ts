@@ -13,6 +13,7 @@
  * to its topic and key are beside this folder (`../topics.ts`, `../routing.ts`). `EventStore` composes the parts.
  */
 import type { ITopicConfig, Kafka, logLevel } from 'kafkajs';
+import type { ServiceAddresses } from '../../config';
 import { EventCodec } from '../../registry/codec';
 import { BrokerReachability } from '../reachability';
 import { routeEvent, type Route } from '../routing';
@@ -72,6 +73,21 @@ export class EventStore {
       appendTimeoutMs: options.appendTimeoutMs ?? 10_000,
     });
     this.reader = new EventReader(this.kafka, this.codec);
+  }
+
+  /** The event store of the configured services: their brokers, schema registry and topic names. */
+  static at(
+    addresses: ServiceAddresses,
+    clientId: string,
+    options: Pick<EventStoreOptions, 'appendTimeoutMs' | 'logLevel'> = {},
+  ): EventStore {
+    return new EventStore({
+      brokers: addresses.kafkaBrokers,
+      registryUrl: addresses.schemaRegistryUrl,
+      clientId,
+      topics: addresses.topics,
+      ...options,
+    });
   }
 
   route(event: StoredEvent): Route {
