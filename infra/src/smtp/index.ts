@@ -4,4 +4,6 @@ export * from './dkimKeys';
 export * from './dkimRecords';
 export * from './routing';
 export * from './transport';
+export * from './addressAnswers';
+export * from './dkimCheck';
 export * from './testMailServer';
