@@ -1,6 +1,7 @@
 import { DomainError, type DomainErrorCode } from '@sendline/domain';
 import { DEPENDENCY_NAMES, InfrastructureError, unavailableService } from '@sendline/infra';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { PostmarkError } from './errorBody';
 
 /**
  * The API's error catalogue: ONE table from stable string codes (every DomainErrorCode, and the API's own
@@ -234,11 +235,6 @@ export class ApiError extends Error {
     super(code);
     this.name = 'ApiError';
   }
-}
-
-export interface PostmarkError {
-  ErrorCode: number;
-  Message: string;
 }
 
 /** The HTTP status and Postmark-style body for a catalogue code (any other string: InternalError). */

@@ -1,8 +1,6 @@
 import { Type, type TSchema } from 'typebox';
+import { ErrorBody } from './errorBody';
 import { RETRY_AFTER_SECONDS } from './errors';
-
-/** Every error answer: Postmark's `{ ErrorCode, Message }`. */
-export const ErrorBody = Type.Object({ ErrorCode: Type.Integer(), Message: Type.String() });
 
 /** The error statuses a route can answer, each documented with the error body in the OpenAPI document. */
 export type ErrorStatus = 401 | 403 | 404 | 409 | 413 | 415 | 422 | 503;

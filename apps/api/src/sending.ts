@@ -13,7 +13,8 @@ import { CommandHandler, nameBasedId, type StoredApiKey } from '@sendline/infra'
 import { Type, type Static } from 'typebox';
 import { parseAddressListCached } from './addressListCache';
 import type { ApiDependencies } from './context';
-import { errorAnswer, type PostmarkError } from './errors';
+import type { PostmarkError } from './errorBody';
+import { errorAnswer } from './errors';
 import { messagesAccepted, messagesRefused } from './metrics';
 
 /**

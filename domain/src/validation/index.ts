@@ -24,16 +24,16 @@ export {
 export * from './limits';
 export { utf8Length } from './size';
 export {
-  RESERVED_HEADER_NAMES,
   TRACK_LINKS_VALUES,
-  validateBatchSize,
-  validateSendRequest,
-  type BatchSizeValidation,
   type MessageAttachment,
   type MessageHeader,
   type OutboundMessage,
-  type SendRequestError,
-  type SendRequestErrorCode,
-  type SendRequestValidation,
   type TrackLinks,
+} from './outboundMessage';
+export {
+  validateBatchSize,
+  validateSendRequest,
+  type BatchSizeValidation,
+  type SendRequestValidation,
 } from './sendRequest';
+export { RESERVED_HEADER_NAMES, type SendRequestError, type SendRequestErrorCode } from './sendRequestFields';

@@ -1,7 +1,7 @@
 import { dkimPublicKeyBase64, type DomainState } from '@sendline/domain';
 import type { TxtResolver } from '../dns/resolver';
 import type { AccountsView } from '../views/accounts/view';
-import type { DkimRecordSource } from './testMailServer';
+import type { DkimRecordSource } from './dkimCheck';
 
 /**
  * Where a receiving server finds a sending domain's DKIM public key. In production that is public DNS;

@@ -1,7 +1,9 @@
 /**
- * SMTP: compose a message's MIME and sign it with DKIM (compose.ts, dkimKeys.ts, dkimRecords.ts), find the
- * recipients' mail servers (routing.ts), deliver (transport.ts, errors.ts with the SMTP response code), and the
- * mail server the tests and `npm start` deliver to (testMailServer.ts).
+ * Mail out over SMTP, and the test server it is checked against. Sending: composing and DKIM-signing a message
+ * (compose.ts, with the domains' signing keys from dkimKeys.ts), the mail servers of a recipient domain
+ * (routing.ts), one SMTP transaction over pooled connections (transport.ts), what went wrong in our own terms
+ * (errors.ts). Testing: the test mail server (testMailServer.ts), its per-address answers (addressAnswers.ts), its
+ * DKIM check (dkimCheck.ts) and the places it finds DKIM public keys (dkimRecords.ts).
  */
 export * from './errors';
 export * from './compose';
@@ -9,4 +11,6 @@ export * from './dkimKeys';
 export * from './dkimRecords';
 export * from './routing';
 export * from './transport';
+export * from './addressAnswers';
+export * from './dkimCheck';
 export * from './testMailServer';

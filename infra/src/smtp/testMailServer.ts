@@ -2,78 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { dkimVerify } from 'mailauth/lib/dkim/verify';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
+import { answerForAddress } from './addressAnswers';
+import { checkDkim, type DkimCheck, type DkimRecordSource } from './dkimCheck';
 
 /**
  * A real SMTP server on loopback (the `smtp-server` package) for development and tests. It answers each
  * recipient by its address, checks the DKIM signature of every message it receives with `mailauth`, and
  * keeps what it received (in memory, and optionally one JSON line per message in a file).
  *
- * Answers, by the recipient's local part (case-insensitive), at RCPT TO:
- *
- * | local part starts with | answer                                                           |
- * |------------------------|------------------------------------------------------------------|
- * | `hardbounce`           | 550 5.1.1 user unknown                    (→ hard bounce)          |
- * | `policy`               | 550 5.7.1 refused by policy               (→ policy rejection)     |
- * | `mailboxfull`          | 552 5.2.2 mailbox full                    (→ soft bounce)          |
- * | `defer<N>+`, e.g. `defer2+x` | 450 4.2.0 the first N times this address is tried, then 250 |
- * | `defer` (otherwise)    | 450 4.2.0 mailbox temporarily unavailable, every time           |
- * | `drop`                 | no answer: the connection is dropped                             |
- * | anything else          | 250                                                              |
+ * Each recipient is answered at RCPT TO by `answerForAddress` (addressAnswers.ts: the rule table is there); the
+ * DKIM check and where it finds public keys are in dkimCheck.ts.
  *
  * STARTTLS is offered (smtp-server's built-in test certificate: encrypted, not trusted).
  */
-
-export type AddressAnswer =
-  { action: 'accept' } | { action: 'refuse'; code: number; message: string } | { action: 'drop' };
-
-/**
- * The answer for a recipient address; `deferredSoFar` is how many times this server already deferred it.
- * The rule table is above.
- */
-export function answerForAddress(address: string, deferredSoFar: number): AddressAnswer {
-  const local = address.slice(0, address.lastIndexOf('@')).toLowerCase();
-  if (local.startsWith('hardbounce')) {
-    return { action: 'refuse', code: 550, message: `5.1.1 <${address}>: Recipient address rejected: User unknown` };
-  }
-  if (local.startsWith('policy')) {
-    return { action: 'refuse', code: 550, message: `5.7.1 <${address}>: Message refused by policy` };
-  }
-  if (local.startsWith('mailboxfull')) {
-    return { action: 'refuse', code: 552, message: `5.2.2 <${address}>: Mailbox full` };
-  }
-  if (local.startsWith('drop')) return { action: 'drop' };
-  if (local.startsWith('defer')) {
-    const limited = /^defer(\d+)\+/.exec(local);
-    if (limited && deferredSoFar >= Number(limited[1])) return { action: 'accept' };
-    return { action: 'refuse', code: 450, message: `4.2.0 <${address}>: Mailbox temporarily unavailable` };
-  }
-  return { action: 'accept' };
-}
-
-/** The DKIM TXT record ("v=DKIM1; k=rsa; p=…") at a name such as `sl1._domainkey.example.com`, or undefined. */
-export type DkimRecordSource = (name: string) => Promise<string | undefined>;
-
-/** A DkimRecordSource that asks each source in turn until one knows the name. */
-export function firstDkimRecord(...sources: DkimRecordSource[]): DkimRecordSource {
-  return async (name) => {
-    for (const source of sources) {
-      const record = await source(name).catch(() => undefined);
-      if (record !== undefined) return record;
-    }
-    return undefined;
-  };
-}
-
-export interface DkimCheck {
-  /** mailauth's verdict for the first signature: pass, fail, neutral, policy, temperror, permerror, or none. */
-  result: string;
-  domain?: string;
-  selector?: string;
-  /** mailauth's comment on a verdict other than pass. */
-  comment?: string;
-}
 
 export interface ReceivedMessage {
   /** The queue id this server gave it. */
@@ -319,7 +261,7 @@ export class TestMailServer {
       headers,
       size: raw.length,
       tls: session.secure,
-      dkim: this.shouldVerify() ? await this.checkDkim(raw) : { result: 'unchecked' },
+      dkim: this.shouldVerify() ? await checkDkim(raw, this.options.dkimRecords) : { result: 'unchecked' },
       ...(this.options.keepRaw !== false && { raw }),
     };
     this.total++;
@@ -342,26 +284,5 @@ export class TestMailServer {
     const every = this.options.verifyDkim ?? true;
     if (typeof every === 'boolean') return every;
     return every > 0 && this.arrivals++ % every === 0;
-  }
-
-  private async checkDkim(raw: Buffer): Promise<DkimCheck> {
-    const source = this.options.dkimRecords;
-    const resolver = async (name: string, rrtype: string): Promise<string[][]> => {
-      const record = rrtype === 'TXT' && source ? await source(name) : undefined;
-      if (record === undefined) throw Object.assign(new Error(`no ${rrtype} record at ${name}`), { code: 'ENOTFOUND' });
-      const chunks: string[] = [];
-      for (let i = 0; i < record.length; i += 255) chunks.push(record.slice(i, i + 255));
-      return [chunks];
-    };
-    const verdict = await dkimVerify(raw, { resolver });
-    const first = verdict.results[0];
-    if (!first) return { result: 'none' };
-    const status = first.status as { result: string; comment?: string };
-    return {
-      result: status.result,
-      ...(first.signingDomain && { domain: first.signingDomain }),
-      ...(first.selector && { selector: first.selector }),
-      ...(status.result !== 'pass' && status.comment && { comment: status.comment }),
-    };
   }
 }
