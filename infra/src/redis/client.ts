@@ -1,4 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
+import { defineAllowanceCommands } from '../views/allowance/view';
+import { definePositionCommands } from '../views/positions';
 
 export type { Redis };
 
@@ -46,6 +48,9 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
  * the same (it would otherwise copy the queue switched off before its own first connection).
  */
 function failFast(redis: Redis): Redis {
+  // Our Lua commands exist on every client from the start, so every auto-pipeline has them (see positions.ts).
+  definePositionCommands(redis);
+  defineAllowanceCommands(redis);
   redis.once('ready', () => {
     redis.options.enableOfflineQueue = false;
   });

@@ -181,7 +181,7 @@ export class ViewBatch implements ViewWriter {
   /** Applies the writes and moves the position to `range.to`; throws ViewBehindError when the view is behind `from`. */
   async apply(redis: Redis, range: BatchRange): Promise<bigint> {
     const keys = [...this.keys.keys()];
-    if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { lua: GUARDED_APPLY });
+    definePositionCommands(redis);
     const run = (redis as unknown as Record<string, (...args: unknown[]) => Promise<number>>)[COMMAND]!;
     const result = await run.call(
       redis,
@@ -195,6 +195,17 @@ export class ViewBatch implements ViewWriter {
     if (result <= -2) throw new ViewBehindError(range.topic, range.partition, BigInt(-2 - result));
     return BigInt(result);
   }
+}
+
+/**
+ * Defines the guarded-apply Lua command on a client. createRedis does it when the client is made: ioredis copies a
+ * client's defined commands into each auto-pipeline when the pipeline is created, so a command defined later, in a
+ * tick whose pipeline already exists, is missing from it; the call fails, and the pipeline then answers fewer
+ * results than it has callbacks and throws an uncaught TypeError ("results[i] is not iterable") that killed the
+ * projector (seen once in the chaos suite). Here only for a client made some other way.
+ */
+export function definePositionCommands(redis: Redis): void {
+  if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { lua: GUARDED_APPLY });
 }
 
 /** A view's positions: the offset of the last event it applied, per topic-partition. */

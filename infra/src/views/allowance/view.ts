@@ -106,6 +106,13 @@ export interface AllowanceHold {
   recipients: number;
 }
 
+/** Defines the allowance's Lua commands on a client (createRedis does it when the client is made: see positions.ts). */
+export function defineAllowanceCommands(redis: Redis): void {
+  if ('sendlineReserveAllowance' in redis) return;
+  redis.defineCommand('sendlineReserveAllowance', { lua: RESERVE });
+  redis.defineCommand('sendlineAllowanceUsed', { lua: USED });
+}
+
 /** What the API reads and reserves (see the module's comment). */
 export class AllowanceCounter {
   constructor(
@@ -113,10 +120,7 @@ export class AllowanceCounter {
     readonly namespace = 'sl',
     private readonly options: { holdMs?: number; now?: () => number } = {},
   ) {
-    if (!('sendlineReserveAllowance' in redis)) {
-      redis.defineCommand('sendlineReserveAllowance', { lua: RESERVE });
-      redis.defineCommand('sendlineAllowanceUsed', { lua: USED });
-    }
+    defineAllowanceCommands(redis);
   }
 
   private command(name: string): (...args: unknown[]) => Promise<unknown> {
