@@ -41,7 +41,8 @@ export class EventReader {
         }
       }
     });
-    const { messages } = await this.read(ranges, handleBatch, { groupPrefix: 'replay', onProgress });
+    // From the beginning: a fresh group starts there by itself (fromBeginning), without setting its offsets first.
+    const { messages } = await this.read(ranges, handleBatch, { groupPrefix: 'replay', onProgress, fromStart: true });
     return messages;
   }
 
@@ -61,7 +62,13 @@ export class EventReader {
   private async read(
     ranges: OffsetRanges,
     handle: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>,
-    options: { groupPrefix: string; timeoutMs?: number; onProgress?: (read: number, total: number) => void },
+    options: {
+      groupPrefix: string;
+      timeoutMs?: number;
+      onProgress?: (read: number, total: number) => void;
+      /** Every range starts at its partition's first offset: no need to set the group's offsets. */
+      fromStart?: boolean;
+    },
   ): Promise<{ messages: number; events: number }> {
     const pending: OffsetRanges = new Map([...ranges].filter(([, range]) => range.to > range.from));
     const counts = { messages: 0, events: 0 };
@@ -71,16 +78,19 @@ export class EventReader {
     const partitionCount = pending.size;
     const groupId = `${options.groupPrefix}-${randomUUID()}`;
     const topics = [...new Set([...pending.keys()].map((slot) => topicOfSlot(slot)))];
-    // The group starts where each stretch does, and at the end of a partition with nothing to read.
-    await withAdmin(this.kafka, async (admin) => {
-      for (const topic of topics) {
-        const partitions = (await admin.fetchTopicOffsets(topic)).map((p) => ({
-          partition: p.partition,
-          offset: String(pending.get(slotKey(topic, p.partition))?.from ?? p.high),
-        }));
-        await admin.setOffsets({ groupId, topic, partitions });
-      }
-    });
+    // The group starts where each stretch does, and at the end of a partition with nothing to read. Setting a new
+    // group's offsets costs about 5 s (kafkajs looks up the coordinator of a group that does not exist yet), so a
+    // read from the start leaves it to fromBeginning: a replay of 50,000 events took 5.7 s instead of 1 s.
+    if (!options.fromStart)
+      await withAdmin(this.kafka, async (admin) => {
+        for (const topic of topics) {
+          const partitions = (await admin.fetchTopicOffsets(topic)).map((p) => ({
+            partition: p.partition,
+            offset: String(pending.get(slotKey(topic, p.partition))?.from ?? p.high),
+          }));
+          await admin.setOffsets({ groupId, topic, partitions });
+        }
+      });
     const consumer = this.kafka.consumer({
       groupId,
       maxBytesPerPartition: MAX_EVENT_BYTES,
