@@ -130,6 +130,23 @@ export const ERROR_CATALOGUE = {
   UnknownEndpoint: entry(404, 404, 'No endpoint {method} {path}.', 'No such endpoint.'),
   InternalError: INTERNAL_ERROR,
 
+  // Webhooks. A field that breaks a rule is Postmark's 403 ("the JSON is valid but not what we expect"), naming
+  // the field; the unknown webhook is Postmark's 404; the others are ours.
+  InvalidWebhookUrl: entry(403, 422, '{detail}', 'The webhook Url is invalid.'),
+  InvalidWebhookHttpAuth: entry(403, 422, '{detail}', 'HttpAuth is invalid.'),
+  InvalidWebhookHeaders: entry(403, 422, '{detail}', 'HttpHeaders is invalid.'),
+  InvalidWebhookTriggers: entry(403, 422, '{detail}', 'Triggers is invalid.'),
+  /** Ours: the Url's host is (or resolves to) a loopback, private, link-local or metadata address. */
+  WebhookUrlNotAllowed: entry(
+    1402,
+    422,
+    '{detail}',
+    'The webhook Url points to an address the service does not call (loopback, private, link-local or metadata).',
+  ),
+  /** Ours: Postmark's limit of ten webhooks per message stream. */
+  TooManyWebhooks: entry(1401, 422, '{detail}', 'This message stream already has the most webhooks it may have.'),
+  WebhookNotFound: entry(1400, 404, 'Webhook {webhookId} was not found.', 'This webhook was not found.'),
+
   // Domain codes answered as an internal error.
   MessageAlreadyAccepted: INTERNAL_ERROR,
   MessageIdMismatch: INTERNAL_ERROR,
@@ -174,6 +191,10 @@ export const ERROR_CATALOGUE = {
   InvalidAllowance: INTERNAL_ERROR,
   InvalidTimestamp: INTERNAL_ERROR,
   MissingEventId: INTERNAL_ERROR,
+  // The caller draws a fresh id and seals the secret: a clash or a missing secret is the service's own fault.
+  InvalidWebhookId: INTERNAL_ERROR,
+  WebhookAlreadyExists: INTERNAL_ERROR,
+  InvalidWebhookSecret: INTERNAL_ERROR,
   // Every domain code must be here: a new DomainErrorCode without an answer does not compile.
 } as const satisfies Record<DomainErrorCode, ErrorCatalogueEntry> & Record<string, ErrorCatalogueEntry>;
 
