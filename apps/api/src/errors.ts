@@ -130,12 +130,12 @@ export const ERROR_CATALOGUE = {
   UnknownEndpoint: entry(404, 404, 'No endpoint {method} {path}.', 'No such endpoint.'),
   InternalError: INTERNAL_ERROR,
 
-  // Webhooks. A field that breaks a rule is Postmark's 403 ("the JSON is valid but not what we expect"), naming
-  // the field; the unknown webhook is Postmark's 404; the others are ours.
-  InvalidWebhookUrl: entry(403, 422, '{detail}', 'The webhook Url is invalid.'),
-  InvalidWebhookHttpAuth: entry(403, 422, '{detail}', 'HttpAuth is invalid.'),
-  InvalidWebhookHeaders: entry(403, 422, '{detail}', 'HttpHeaders is invalid.'),
-  InvalidWebhookTriggers: entry(403, 422, '{detail}', 'Triggers is invalid.'),
+  // Webhooks (ours: Postmark documents no ErrorCode for them). A body that does not fit the route's schema is
+  // IncompatibleJson (403) like any other; a field that breaks a webhook rule has its own code, named in Message.
+  InvalidWebhookUrl: entry(1403, 422, '{detail}', 'The webhook Url is invalid.'),
+  InvalidWebhookHttpAuth: entry(1404, 422, '{detail}', 'HttpAuth is invalid.'),
+  InvalidWebhookHeaders: entry(1405, 422, '{detail}', 'HttpHeaders is invalid.'),
+  InvalidWebhookTriggers: entry(1406, 422, '{detail}', 'Triggers is invalid.'),
   /** Ours: the Url's host is (or resolves to) a loopback, private, link-local or metadata address. */
   WebhookUrlNotAllowed: entry(
     1402,

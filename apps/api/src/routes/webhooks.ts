@@ -13,8 +13,9 @@ import { documentedEnum, errorResponses } from '../openapi';
  * back keeps the password.
  *
  * A body that does not fit the schema is answered 422 with ErrorCode 403 naming the field (Postmark's "the JSON is
- * valid but not what we expect"), not the send routes' 300; an id the organization has no webhook of is 404 with
- * ErrorCode 1400, whatever organization may have it.
+ * valid but not what we expect"), not the send routes' 300; a field that breaks a webhook rule has its own ErrorCode
+ * (1401..1406, errors.ts); an id the organization has no webhook of is 404 with ErrorCode 1400, whatever
+ * organization may have it.
  */
 
 const Enabled = Type.Boolean({ description: 'Whether the trigger sends' });
@@ -140,9 +141,10 @@ const ListQuery = Type.Object(
 const IdParams = Type.Object({ id: Type.String({ description: "The webhook's ID" }) });
 
 const ERRORS_422 =
-  'ErrorCode 403: a field is invalid (named in Message); ErrorCode 402: malformed JSON; ErrorCode 1235: a message ' +
-  'stream other than outbound; ErrorCode 1401: ten webhooks on the stream already; ErrorCode 1402: the Url leads ' +
-  'to a loopback, private, link-local or metadata address';
+  'ErrorCode 403: the body does not fit the schema (the field is named in Message); ErrorCode 402: malformed JSON; ' +
+  'ErrorCode 1235: a message stream other than outbound; ErrorCode 1401: ten webhooks on the stream already; ' +
+  'ErrorCode 1402: the Url leads to a loopback, private, link-local or metadata address; ErrorCode 1403: an invalid ' +
+  'Url (not https, credentials in it…); 1404: invalid HttpAuth; 1405: invalid HttpHeaders; 1406: invalid Triggers';
 const NOT_FOUND = { 404: 'ErrorCode 1400: no webhook with this ID in the organization' };
 
 type WebhookAnswer = Static<typeof Webhook>;

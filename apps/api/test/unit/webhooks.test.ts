@@ -172,10 +172,10 @@ describe('POST /v1/webhooks', () => {
     });
   });
 
-  it('refuses plain http in production: 422, ErrorCode 403', async () => {
+  it('refuses plain http in production: 422, ErrorCode 1403', async () => {
     const response = await create({ Url: 'http://hooks.acme.example/pm' });
     expect(response.statusCode).toBe(422);
-    expect(response.json()).toEqual({ ErrorCode: 403, Message: 'The webhook Url must be https.' });
+    expect(response.json()).toEqual({ ErrorCode: 1403, Message: 'The webhook Url must be https.' });
   });
 
   it.each([
@@ -211,10 +211,10 @@ describe('POST /v1/webhooks', () => {
     if (field) expect(response.json().Message).toContain(field);
   });
 
-  it('refuses a header value with a line break: 422, ErrorCode 403', async () => {
+  it('refuses a header value with a line break: 422, ErrorCode 1405', async () => {
     const response = await create({ HttpHeaders: [{ Name: 'X-A', Value: 'a\r\nInjected: 1' }] });
     expect(response.statusCode).toBe(422);
-    expect(response.json().ErrorCode).toBe(403);
+    expect(response.json().ErrorCode).toBe(1405);
     expect(response.json().Message).toMatch(/HttpHeaders/);
   });
 
