@@ -239,8 +239,10 @@ export function webhookRoutes(deps: ApiDependencies) {
       },
       async (request) => {
         const key = requireKey(request);
-        const stream = request.query.MessageStream ?? request.query.messageStream;
-        const webhooks = await service.list(key.organizationId, stream);
+        // Each spelling given is judged: an empty or unknown one beside a valid one is still refused.
+        const given = [request.query.MessageStream, request.query.messageStream].filter((s) => s !== undefined);
+        for (const stream of given) validateWebhookMessageStream(stream);
+        const webhooks = await service.list(key.organizationId, given[0]);
         return { Webhooks: webhooks.map(toAnswer) };
       },
     );

@@ -262,6 +262,7 @@ describe('reading, changing and deleting a webhook', () => {
   it("filters by stream under either spelling (the postmark client's is messageStream)", async () => {
     expect((await call('GET', '/v1/webhooks?messageStream=outbound')).json().Webhooks).toHaveLength(1);
     expect((await call('GET', '/v1/webhooks?messageStream=broadcast')).statusCode).toBe(422);
+    expect((await call('GET', '/v1/webhooks?messageStream=&MessageStream=outbound')).json().ErrorCode).toBe(1235);
   });
 
   it('refuses a list of another stream: 422, ErrorCode 1235', async () => {
