@@ -4,7 +4,7 @@ import { Type, type Static } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
-import { documentedEnum, errorResponses } from '../openapi';
+import { documented, documentedEnum, errorResponses } from '../openapi';
 
 /**
  * Postmark's webhooks API (`/webhooks`), field for field, so Postmark's clients configure our webhooks unchanged,
@@ -79,10 +79,14 @@ const HttpHeaders = Type.Array(
   { description: 'Headers sent with every call (no line breaks; not one the service sets itself)' },
 );
 
-const Url = Type.String({
-  description: 'Absolute https URL of a public host (plain http only in development, SENDLINE_DEV=1)',
-  maxLength: 2048,
-});
+// The route checks the form itself (ErrorCode 1403, and plain http is fine in development): documented only.
+const Url = documented(
+  Type.String({
+    description: 'Absolute https URL of a public host (plain http only in development, SENDLINE_DEV=1)',
+    maxLength: 2048,
+  }),
+  { format: 'uri', pattern: '^https://[^/?#@\\s]+' },
+);
 
 const CreateRequest = Type.Object(
   {
