@@ -146,6 +146,13 @@ export const ERROR_CATALOGUE = {
   /** Ours: Postmark's limit of ten webhooks per message stream. */
   TooManyWebhooks: entry(1401, 422, '{detail}', 'This message stream already has the most webhooks it may have.'),
   WebhookNotFound: entry(1400, 404, 'Webhook {webhookId} was not found.', 'This webhook was not found.'),
+  /** Ours: the delivery log has no such call of this webhook (too old, another webhook's or organization's). */
+  WebhookDeliveryNotFound: entry(
+    1407,
+    404,
+    'Webhook {webhookId} has no delivery {deliveryId}.',
+    'This webhook delivery was not found.',
+  ),
 
   // Domain codes answered as an internal error.
   MessageAlreadyAccepted: INTERNAL_ERROR,

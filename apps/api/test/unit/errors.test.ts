@@ -94,6 +94,7 @@ describe('error catalogue', () => {
       UnknownEndpoint: [404, 404],
       InternalError: [500, 500],
       WebhookNotFound: [1400, 404],
+      WebhookDeliveryNotFound: [1407, 404],
       TooManyWebhooks: [1401, 422],
       WebhookUrlNotAllowed: [1402, 422],
       InvalidWebhookUrl: [1403, 422],
