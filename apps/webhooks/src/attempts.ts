@@ -26,14 +26,15 @@ export function callHeaders(
   callId: string,
   timestampSeconds: number,
   body: string,
+  unseal: (sealed: string) => string = (sealed) => decryptSecret(sealed, secretKey),
 ): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const { name, value } of webhook.httpHeaders) headers[name] = value;
   if (webhook.httpAuth) {
-    const password = decryptSecret(webhook.httpAuth.passwordSealed, secretKey);
+    const password = unseal(webhook.httpAuth.passwordSealed);
     headers['Authorization'] = `Basic ${Buffer.from(`${webhook.httpAuth.username}:${password}`).toString('base64')}`;
   }
-  const secret = decryptSecret(webhook.signingSecretSealed, secretKey);
+  const secret = unseal(webhook.signingSecretSealed);
   headers['Content-Type'] = 'application/json';
   headers['User-Agent'] = USER_AGENT;
   headers['Webhook-Id'] = callId;
@@ -51,16 +52,33 @@ export function callHeaders(
  */
 export class CallAttempts {
   private readonly now: () => number;
+  /** Opened secrets by their sealed form, kept in this process's memory only (never logged, never stored). */
+  private readonly opened = new Map<string, string>();
 
   constructor(private readonly deps: AttemptDependencies) {
     this.now = deps.now ?? Date.now;
   }
 
+  private unseal = (sealed: string): string => {
+    let secret = this.opened.get(sealed);
+    if (secret === undefined) {
+      secret = decryptSecret(sealed, this.deps.secretKey);
+      if (this.opened.size >= 10_000) this.opened.clear();
+      this.opened.set(sealed, secret);
+    }
+    return secret;
+  };
+
   async perform(record: WebhookCallScheduled): Promise<DeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
-    if (!call.manual && (await this.deps.log.answered(call.callId))) return undefined;
-    const webhook = (await this.deps.directory.webhooks(organizationId)).find(
+    // Both reads at once: a call's time in its endpoint's slot is mostly round trips.
+    const [answered, webhooks] = await Promise.all([
+      call.manual ? false : this.deps.log.answered(call.callId),
+      this.deps.directory.webhooks(organizationId),
+    ]);
+    if (answered) return undefined;
+    const webhook = webhooks.find(
       (candidate) => candidate.webhookId === call.webhookId && candidate.organizationId === organizationId,
     );
     const base = {
@@ -87,7 +105,7 @@ export class CallAttempts {
     const timestamp = Math.floor(this.now() / 1000);
     const result: CallResult = await this.deps.http.call(
       webhook.url,
-      callHeaders(webhook, this.deps.secretKey, call.callId, timestamp, call.body),
+      callHeaders(webhook, this.deps.secretKey, call.callId, timestamp, call.body, this.unseal),
       call.body,
     );
     const at = this.now();

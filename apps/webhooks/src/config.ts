@@ -39,7 +39,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1
  * | SENDLINE_WEBHOOK_RETRY_DELAYS_MS       | Postmark's: 1,5,10,10,10,15,30,60,120,360 min | delays between attempts      |
  * | SENDLINE_WEBHOOK_TIMEOUT_MS            | 10000                              | one call, answer included               |
  * | SENDLINE_WEBHOOK_MAX_ANSWER_BYTES      | 65536                              | answer body read at most                |
- * | SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY  | 4                                  | calls in flight per webhook             |
+ * | SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY  | 8                                  | calls in flight per webhook             |
  * | SENDLINE_WEBHOOK_CONCURRENCY           | 512                                | calls in flight in all                  |
  * | SENDLINE_WEBHOOK_ENDPOINT_QUEUE        | 100                                | calls waiting per webhook before set aside |
  * | SENDLINE_WEBHOOK_ALLOW_PRIVATE         | 0; with SENDLINE_DEV=1: 1          | call private and loopback addresses     |
@@ -59,7 +59,7 @@ export function webhooksConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Web
     retryDelaysMs: parseRetryDelays(env.SENDLINE_WEBHOOK_RETRY_DELAYS_MS),
     timeoutMs: integer(env, 'SENDLINE_WEBHOOK_TIMEOUT_MS', 10_000),
     maxAnswerBytes: integer(env, 'SENDLINE_WEBHOOK_MAX_ANSWER_BYTES', 64 * 1024),
-    perEndpointConcurrency: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY', 4),
+    perEndpointConcurrency: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY', 8),
     maxInFlight: integer(env, 'SENDLINE_WEBHOOK_CONCURRENCY', 512),
     perEndpointQueue: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_QUEUE', 100),
     allowPrivateAddresses: allowPrivate === '1',
