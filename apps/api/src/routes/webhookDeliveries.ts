@@ -74,7 +74,13 @@ export function webhookDeliveryRoutes(deps: ApiDependencies) {
           summary: 'The last attempts of the webhook’s calls, newest first',
           params: IdParams,
           querystring: DeliveriesQuery,
-          response: { 200: DeliveriesResponse, ...errorResponses([401, 403, 404, 503], NOT_FOUND) },
+          response: {
+            200: DeliveriesResponse,
+            ...errorResponses([401, 403, 404, 422, 503], {
+              ...NOT_FOUND,
+              422: 'ErrorCode 300: count is not a whole number from 1 to 100',
+            }),
+          },
         },
       },
       async (request) => {
