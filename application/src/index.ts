@@ -7,6 +7,8 @@
  *
  *   accounts/      organizations, members, sending domains, API keys, allowance (the organization decider)
  *   suppressions/  the console's manual suppressions (the suppression decider)
+ *   webhooks/      an organization's webhooks (the organization decider), for the API's /webhooks
  */
 export * from './accounts';
 export * from './suppressions';
+export * from './webhooks';

@@ -62,6 +62,17 @@ export const DOMAIN_ERROR_CODES = [
   'InvalidMailHost',
   'InvalidAllowance',
   'InvalidTimestamp',
+  // Webhooks.
+  'InvalidWebhookId',
+  'WebhookAlreadyExists',
+  'WebhookNotFound',
+  'InvalidWebhookUrl',
+  'WebhookUrlNotAllowed',
+  'InvalidWebhookHttpAuth',
+  'InvalidWebhookHeaders',
+  'InvalidWebhookTriggers',
+  'InvalidWebhookSecret',
+  'TooManyWebhooks',
   // A caller broke the command envelope's contract.
   'MissingEventId',
 ] as const;

@@ -2,7 +2,8 @@
  * Adapters to the real services, one folder each: kafka/ (the event store, topics, routing), registry/ (Avro in the
  * schema registry), commands/ (the command handler every writer uses), views/ (Redis and ClickHouse views built from
  * the log), redis/ (clients, the API's idempotency store), clickhouse/, smtp/ (composing, DKIM, delivery, the test
- * mail server), dns/, crypto/. Service addresses: config.ts; which errors are retriable: errors.ts, availability.ts.
+ * mail server), dns/, net/ (which addresses a webhook may reach), crypto/. Service addresses: config.ts; which
+ * errors are retriable: errors.ts, availability.ts.
  */
 export * from './errors';
 export * from './availability';
@@ -23,4 +24,5 @@ export * from './views';
 export * from './crypto/secretBox';
 export * from './crypto/apiKeyHash';
 export * from './dns';
+export * from './net';
 export * from './smtp';

@@ -54,6 +54,29 @@ function sampleEvents(): AccountEvent[] {
     ['RevokeApiKey', { keyId: 'key-1' }],
     ['SetAllowance', { messagesPerMonth: 50_000 }],
     ['SetAllowance', { messagesPerMonth: null }],
+    [
+      'CreateWebhook',
+      {
+        webhookId: 1234567,
+        url: 'https://hooks.acme.example/postmark',
+        httpAuth: { username: 'acme', passwordSealed: 'v1.aXY.dGFn.cGFzcw' },
+        httpHeaders: [{ name: 'X-Acme', value: 'yes' }],
+        triggers: { delivery: { enabled: true }, bounce: { enabled: true, includeContent: true } },
+        signingSecretSealed: 'v1.aXY.dGFn.c2VjcmV0',
+        allowHttp: false,
+      },
+    ],
+    [
+      'CreateWebhook',
+      {
+        webhookId: 7,
+        url: 'https://hooks.acme.example/other',
+        signingSecretSealed: 'v1.aXY.dGFn.b3RoZXI',
+        allowHttp: false,
+      },
+    ],
+    ['UpdateWebhook', { webhookId: 1234567, httpAuth: null, triggers: { open: { enabled: true } }, allowHttp: false }],
+    ['DeleteWebhook', { webhookId: 7 }],
   ];
   let state = organizationDecider.initialState();
   const events: AccountEvent[] = [];
@@ -106,5 +129,16 @@ describe('Avro schemas of the account events', () => {
     const unlimited = samples.filter((e) => e.type === 'AllowanceSet').at(-1);
     const type = avro.Type.forSchema(schemaOf('AllowanceSet') as avro.Schema);
     expect(type.fromBuffer(type.toBuffer(toAvroRecord(unlimited!))).data.messagesPerMonth).toBeNull();
+  });
+
+  it("a webhook's HTTP Basic credentials survive the round trip, and so does their absence (null)", () => {
+    const created = samples.find((e) => e.type === 'WebhookCreated')!;
+    const updated = samples.find((e) => e.type === 'WebhookUpdated')!;
+    const decode = (event: AccountEvent) => {
+      const type = avro.Type.forSchema(schemaOf(event.type) as avro.Schema);
+      return type.fromBuffer(type.toBuffer(toAvroRecord(event))).data;
+    };
+    expect(decode(created).httpAuth).toEqual({ username: 'acme', passwordSealed: 'v1.aXY.dGFn.cGFzcw' });
+    expect(decode(updated).httpAuth).toBeNull();
   });
 });

@@ -42,7 +42,7 @@ describe('GET /v1/me', () => {
         id: keyId,
         name: 'live key',
         mode: 'live',
-        scopes: ['email:send', 'email:read', 'domains:read', 'members:read'],
+        scopes: ['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage'],
         prefix: a.liveKey.slice(0, 12),
       },
     });

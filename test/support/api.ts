@@ -9,6 +9,7 @@ import {
   secretKeyFromEnv,
   startDnsServer,
   txtResolverFromEnv,
+  type HostResolver,
   type TxtResolver,
 } from '@sendline/infra';
 import { addresses } from './services';
@@ -20,9 +21,25 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** The real API on a random loopback port, on the real services (default topics and views). */
-export async function startTestApi(overrides: Partial<ApiDependencies> = {}): Promise<TestApi> {
-  const connected = connectApiDependencies(addresses, { clientId: 'test-api', mailHost: 'mail.sendline.test' });
+/** A resolver that knows no name, so that no test asks DNS beyond this machine (a webhook URL's name is unresolved). */
+export const noHostResolver: HostResolver = async (host) => {
+  throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+};
+
+/**
+ * The real API on a random loopback port, on the real services (default topics and views). Webhook URLs are
+ * checked in production mode with `resolveHost` (default: no name resolves).
+ */
+export async function startTestApi(
+  overrides: Partial<ApiDependencies> = {},
+  options: { resolveHost?: HostResolver } = {},
+): Promise<TestApi> {
+  const connected = connectApiDependencies(addresses, {
+    clientId: 'test-api',
+    mailHost: 'mail.sendline.test',
+    development: false,
+    resolveHost: options.resolveHost ?? noHostResolver,
+  });
   const deps: ApiDependencies = { ...connected.deps, ...overrides };
   const app = await buildApi(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -16,6 +16,7 @@ export function freshTopicNames(): TopicNames {
     suppressions: `test-${run}.email.suppressions`,
     accounts: `test-${run}.accounts`,
     deliveryRetries: `test-${run}.email.delivery-retries`,
+    webhookCalls: `test-${run}.webhooks.calls`,
   };
 }
 

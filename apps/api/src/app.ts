@@ -12,6 +12,8 @@ import { activityRoutes } from './routes/activity';
 import { emailRoutes } from './routes/email';
 import { healthRoutes } from './routes/health';
 import { suppressionRoutes } from './routes/suppressions';
+import { webhookDeliveryRoutes } from './routes/webhookDeliveries';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface BuildOptions {
   logger?: boolean | FastifyBaseLogger | { level: string };
@@ -90,6 +92,8 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
       await v1.register(activityRoutes(deps));
       await v1.register(suppressionRoutes(deps));
       await v1.register(accountRoutes(deps));
+      await v1.register(webhookRoutes(deps));
+      await v1.register(webhookDeliveryRoutes(deps));
       v1.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
     },
     { prefix: '/v1' },

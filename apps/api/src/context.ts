@@ -4,6 +4,7 @@
  * schemas), and the body limits.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { WebhooksService } from '@sendline/application';
 import type {
   ActivityReader,
   AccountsView,
@@ -30,6 +31,8 @@ export interface ApiDependencies {
   allowance: AllowanceCounter;
   idempotency: IdempotencyStore;
   activity: ActivityReader;
+  /** The organization's webhooks (`/webhooks`): the use case, with its secret key, mode and resolver. */
+  webhooks: WebhooksService;
   /** The clock and id source (passed in, so the domain never reads them itself). */
   now: () => number;
   newId: () => string;

@@ -131,6 +131,30 @@ export const ERROR_CATALOGUE = {
   UnknownEndpoint: entry(404, 404, 'No endpoint {method} {path}.', 'No such endpoint.'),
   InternalError: INTERNAL_ERROR,
 
+  // Webhooks (ours: Postmark documents no ErrorCode for them). A body that does not fit the route's schema is
+  // IncompatibleJson (403) like any other; a field that breaks a webhook rule has its own code, named in Message.
+  InvalidWebhookUrl: entry(1403, 422, '{detail}', 'The webhook Url is invalid.'),
+  InvalidWebhookHttpAuth: entry(1404, 422, '{detail}', 'HttpAuth is invalid.'),
+  InvalidWebhookHeaders: entry(1405, 422, '{detail}', 'HttpHeaders is invalid.'),
+  InvalidWebhookTriggers: entry(1406, 422, '{detail}', 'Triggers is invalid.'),
+  /** Ours: the Url's host is (or resolves to) a loopback, private, link-local or metadata address. */
+  WebhookUrlNotAllowed: entry(
+    1402,
+    422,
+    '{detail}',
+    'The webhook Url points to an address the service does not call (loopback, private, link-local or metadata).',
+  ),
+  /** Ours: Postmark's limit of ten webhooks per message stream. */
+  TooManyWebhooks: entry(1401, 422, '{detail}', 'This message stream already has the most webhooks it may have.'),
+  WebhookNotFound: entry(1400, 404, 'Webhook {webhookId} was not found.', 'This webhook was not found.'),
+  /** Ours: the delivery log has no such call of this webhook (too old, another webhook's or organization's). */
+  WebhookDeliveryNotFound: entry(
+    1407,
+    404,
+    'Webhook {webhookId} has no delivery {deliveryId}.',
+    'This webhook delivery was not found.',
+  ),
+
   // Domain codes answered as an internal error.
   MessageAlreadyAccepted: INTERNAL_ERROR,
   MessageIdMismatch: INTERNAL_ERROR,
@@ -175,6 +199,10 @@ export const ERROR_CATALOGUE = {
   InvalidAllowance: INTERNAL_ERROR,
   InvalidTimestamp: INTERNAL_ERROR,
   MissingEventId: INTERNAL_ERROR,
+  // The caller draws a fresh id and seals the secret: a clash or a missing secret is the service's own fault.
+  InvalidWebhookId: INTERNAL_ERROR,
+  WebhookAlreadyExists: INTERNAL_ERROR,
+  InvalidWebhookSecret: INTERNAL_ERROR,
   // Every domain code must be here: a new DomainErrorCode without an answer does not compile.
 } as const satisfies Record<DomainErrorCode, ErrorCatalogueEntry> & Record<string, ErrorCatalogueEntry>;
 

@@ -1,7 +1,7 @@
 /**
  * Organizations, members, sending domains, API keys and the monthly allowance: the organization decider
  * (commands.ts decides, organization.ts evolves), the DNS records a domain publishes (dns.ts), API key formats
- * (apiKeys.ts) and the allowance's period (allowance.ts).
+ * (apiKeys.ts), the allowance's period (allowance.ts) and the rules of a webhook's configuration (webhooks.ts).
  */
 export * from './rules';
 export * from './organization';
@@ -10,3 +10,4 @@ export * from './decider';
 export * from './apiKeys';
 export * from './dns';
 export * from './allowance';
+export * from './webhooks';

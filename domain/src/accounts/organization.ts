@@ -1,5 +1,6 @@
 import type { DomainEvent } from '../event';
 import type { ApiKeyMode, Role, Scope } from './rules';
+import { webhookEventKey, type WebhookEvent, type WebhookState } from './webhooks';
 
 /**
  * The organization aggregate: events, state, initialOrganizationState and evolveOrganization (the decider
@@ -18,7 +19,8 @@ import type { ApiKeyMode, Role, Scope } from './rules';
  * - DomainVerified repeats the whole domain (with its DKIM keys), because it replaces DomainAdded under the
  *   domain's key: a DomainVerified that held only the name would lose the DKIM private key to compaction;
  * - ApiKeyRevoked likewise repeats the whole key (with its digest, so the key view can find and mark it);
- * - MemberRemoved and DomainRemoved end their entity and need only its name.
+ * - WebhookCreated holds the whole webhook, and WebhookUpdated repeats it (with its sealed secrets and createdAt);
+ * - MemberRemoved, DomainRemoved and WebhookDeleted end their entity and need only its name or id.
  * evolveOrganization lets entities depend neither on each other's events nor on arriving in order
  * across keys (a compacted, partitioned topic keeps order per key only): a DomainVerified or ApiKeyRevoked
  * whose first event was compacted away rebuilds the entity from its own data.
@@ -70,7 +72,8 @@ export type AccountEvent =
   | DomainRemoved
   | ApiKeyIssued
   | ApiKeyRevoked
-  | AllowanceSet;
+  | AllowanceSet
+  | WebhookEvent;
 
 export type AccountEventType = AccountEvent['type'];
 
@@ -84,6 +87,9 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'ApiKeyIssued',
   'ApiKeyRevoked',
   'AllowanceSet',
+  'WebhookCreated',
+  'WebhookUpdated',
+  'WebhookDeleted',
 ];
 
 export interface MemberState {
@@ -124,19 +130,28 @@ export interface OrganizationState {
   apiKeys: ReadonlyMap<string, ApiKeyState>;
   /** Messages per calendar month (UTC); null = unlimited (also before any AllowanceSet). */
   allowance: number | null;
+  /** Webhook id → webhook. */
+  webhooks: ReadonlyMap<number, WebhookState>;
 }
 
 export function initialOrganizationState(): OrganizationState {
-  return { organization: null, members: new Map(), domains: new Map(), apiKeys: new Map(), allowance: null };
+  return {
+    organization: null,
+    members: new Map(),
+    domains: new Map(),
+    apiKeys: new Map(),
+    allowance: null,
+    webhooks: new Map(),
+  };
 }
 
-function withEntry<V>(map: ReadonlyMap<string, V>, key: string, value: V): Map<string, V> {
+function withEntry<K, V>(map: ReadonlyMap<K, V>, key: K, value: V): Map<K, V> {
   const next = new Map(map);
   next.set(key, value);
   return next;
 }
 
-function withoutEntry<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> {
+function withoutEntry<K, V>(map: ReadonlyMap<K, V>, key: K): Map<K, V> {
   const next = new Map(map);
   next.delete(key);
   return next;
@@ -186,6 +201,15 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
     }
     case 'AllowanceSet':
       return { ...state, allowance: event.data.messagesPerMonth };
+    case 'WebhookCreated':
+      return {
+        ...state,
+        webhooks: withEntry(state.webhooks, event.data.webhookId, { ...event.data, createdAt: at, updatedAt: at }),
+      };
+    case 'WebhookUpdated':
+      return { ...state, webhooks: withEntry(state.webhooks, event.data.webhookId, { ...event.data, updatedAt: at }) };
+    case 'WebhookDeleted':
+      return { ...state, webhooks: withoutEntry(state.webhooks, event.data.webhookId) };
     default: {
       // Every known type is handled above (the compiler checks it); an event type written by a newer
       // version leaves the state as it is, so an older reader can still fold the stream.
@@ -217,6 +241,10 @@ export function accountEventKey(event: AccountEvent): string {
     case 'ApiKeyIssued':
     case 'ApiKeyRevoked':
       return `apikey/${organizationId}/${event.data.keyId}`;
+    case 'WebhookCreated':
+    case 'WebhookUpdated':
+    case 'WebhookDeleted':
+      return webhookEventKey(organizationId, event.data.webhookId);
     default: {
       const unknown: never = event;
       throw new Error(`no key for account event ${JSON.stringify(unknown)}`);

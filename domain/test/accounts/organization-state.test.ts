@@ -64,6 +64,7 @@ describe('organization state', () => {
       domains: new Map(),
       apiKeys: new Map(),
       allowance: null,
+      webhooks: new Map(),
     });
   });
 

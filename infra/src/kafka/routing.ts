@@ -1,5 +1,5 @@
 import { ACCOUNT_EVENT_TYPES, accountEventKey, suppressionKey, type AccountEvent } from '@sendline/domain';
-import { defaultTopicNames, type TopicNames } from './topics';
+import { defaultTopicNames, webhookCallTopic, type TopicNames } from './topics';
 
 export interface RoutableEvent {
   type: string;
@@ -27,12 +27,17 @@ const accountTypes = new Set<string>(ACCOUNT_EVENT_TYPES);
  * by message id, so they stay in order; a suppression by organization and
  * lowercased address, so compaction keeps the latest word on each address; an
  * account entity by its own id (the domain's `accountEventKey`), so compaction
- * keeps each entity's latest state.
+ * keeps each entity's latest state; a webhook call by its call id, on the topic of its attempt.
  */
 export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTopicNames): Route {
   const type = event.type;
   if (type.startsWith('Message')) return { topic: topics.messages, key: field(event, 'messageId') };
   if (type.startsWith('Delivery')) return { topic: topics.deliveryRetries, key: field(event, 'messageId') };
+  if (type === 'WebhookCallScheduled') {
+    // An attempt waits on its retry's own topic; keyed by the call, so a webhook's calls spread over partitions.
+    const retry = (event.data as { retry?: unknown }).retry;
+    return { topic: webhookCallTopic(topics, typeof retry === 'number' ? retry : 0), key: field(event, 'callId') };
+  }
   if (type.startsWith('Suppression')) {
     return {
       topic: topics.suppressions,

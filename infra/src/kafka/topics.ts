@@ -16,6 +16,11 @@ export interface TopicNames {
   accounts: string;
   /** Deferred deliveries waiting for their next attempt (the sender's durable retry schedule). */
   deliveryRetries: string;
+  /**
+   * Webhook calls to make (the dispatcher's WebhookCallScheduled records, first attempts); the later attempts wait
+   * on `<webhookCalls>.retry-<n>` (see webhookRetryTopic).
+   */
+  webhookCalls: string;
 }
 
 export const defaultTopicNames: TopicNames = {
@@ -23,6 +28,7 @@ export const defaultTopicNames: TopicNames = {
   suppressions: 'email.suppressions',
   accounts: 'accounts',
   deliveryRetries: 'email.delivery-retries',
+  webhookCalls: 'webhooks.calls',
 };
 
 /** The topics under a prefix (`<prefix>.email.messages`, …): a benchmark's or a test's own copy of every topic. */
@@ -32,6 +38,7 @@ export function prefixedTopicNames(prefix: string): TopicNames {
     suppressions: `${prefix}.${defaultTopicNames.suppressions}`,
     accounts: `${prefix}.${defaultTopicNames.accounts}`,
     deliveryRetries: `${prefix}.${defaultTopicNames.deliveryRetries}`,
+    webhookCalls: `${prefix}.${defaultTopicNames.webhookCalls}`,
   };
 }
 
@@ -75,7 +82,36 @@ export function topicConfigs(names: TopicNames = defaultTopicNames, partitions =
         { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
       ],
     },
+    webhookCallTopicConfig(names.webhookCalls, partitions),
   ];
+}
+
+/**
+ * Where the n-th retry of a webhook call waits (n ≥ 1): one topic per retry, so every record of a topic waits the
+ * same delay and records come due in the order they were appended; the consumer holds a partition at its first
+ * record not yet due without holding back one due earlier (one topic for all retries would put a 1-minute retry
+ * behind a 6-hour one).
+ */
+export function webhookRetryTopic(names: Pick<TopicNames, 'webhookCalls'>, retry: number): string {
+  return `${names.webhookCalls}.retry-${retry}`;
+}
+
+/** The topic a webhook call's record waits on: the calls topic (retry 0), then one topic per retry. */
+export function webhookCallTopic(names: Pick<TopicNames, 'webhookCalls'>, retry: number): string {
+  return retry <= 0 ? names.webhookCalls : webhookRetryTopic(names, retry);
+}
+
+export function webhookCallTopicConfig(topic: string, partitions = 6): ITopicConfig {
+  return {
+    topic,
+    numPartitions: partitions,
+    configEntries: [
+      { name: 'cleanup.policy', value: 'delete' },
+      // The longest wait is Postmark's last retry, 6 hours; keep days of margin for a dispatcher that was down.
+      { name: 'retention.ms', value: String(3 * DAY_MS) },
+      { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+    ],
+  };
 }
 
 /** Dead letters of a topic: events a handler could not process, with the error in their headers. */

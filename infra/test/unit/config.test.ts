@@ -12,6 +12,7 @@ describe('serviceAddresses', () => {
       suppressions: 'bench-1a2b.email.suppressions',
       accounts: 'bench-1a2b.accounts',
       deliveryRetries: 'bench-1a2b.email.delivery-retries',
+      webhookCalls: 'bench-1a2b.webhooks.calls',
     });
   });
 });

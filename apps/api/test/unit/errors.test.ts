@@ -54,6 +54,14 @@ describe('error catalogue', () => {
             'AllRecipientsSuppressed',
             'InvalidApiToken',
             'InsufficientScope',
+            // A webhook's configuration, refused with the rule it broke.
+            'WebhookNotFound',
+            'InvalidWebhookUrl',
+            'WebhookUrlNotAllowed',
+            'InvalidWebhookHttpAuth',
+            'InvalidWebhookHeaders',
+            'InvalidWebhookTriggers',
+            'TooManyWebhooks',
           ].includes(code),
       ).sort(),
     );
@@ -85,6 +93,14 @@ describe('error catalogue', () => {
       ServiceUnavailable: [503, 503],
       UnknownEndpoint: [404, 404],
       InternalError: [500, 500],
+      WebhookNotFound: [1400, 404],
+      WebhookDeliveryNotFound: [1407, 404],
+      TooManyWebhooks: [1401, 422],
+      WebhookUrlNotAllowed: [1402, 422],
+      InvalidWebhookUrl: [1403, 422],
+      InvalidWebhookHttpAuth: [1404, 422],
+      InvalidWebhookHeaders: [1405, 422],
+      InvalidWebhookTriggers: [1406, 422],
     });
   });
 

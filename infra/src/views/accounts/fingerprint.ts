@@ -1,25 +1,35 @@
 import { checksumOf, FINGERPRINT_CONCURRENCY, inChunks, type OrganizationFingerprint } from '../rebuildable';
 import type { AccountsView } from './view';
 
-/** Per organization: the organization record, members, domains, keys and each key's authentication record. */
+/**
+ * Per organization: the organization record, members, domains, keys and each key's authentication record, and its
+ * webhooks (so a replay that lost or changed a webhook's configuration is told apart).
+ */
 export async function accountFingerprints(
   view: AccountsView,
   organizations: string[],
 ): Promise<Map<string, OrganizationFingerprint>> {
   const prints = await inChunks(organizations, FINGERPRINT_CONCURRENCY, async (organizationId) => {
-    const [organization, members, domains, keys] = await Promise.all([
+    const [organization, members, domains, keys, webhooks] = await Promise.all([
       view.organization(organizationId),
       view.members(organizationId),
       view.domains(organizationId),
       view.apiKeys(organizationId),
+      view.webhooks(organizationId),
     ]);
     const byHash = await Promise.all([...keys.values()].map((key) => view.apiKeyByHash(key.keyHash)));
-    const count = (organization ? 1 : 0) + members.size + domains.size + keys.size;
+    const count = (organization ? 1 : 0) + members.size + domains.size + keys.size + webhooks.length;
     return {
       organizationId,
       count,
-      checksum: checksumOf({ organization, members, domains, keys, byHash }),
-      counts: { organizations: organization ? 1 : 0, members: members.size, domains: domains.size, keys: keys.size },
+      checksum: checksumOf({ organization, members, domains, keys, byHash, webhooks }),
+      counts: {
+        organizations: organization ? 1 : 0,
+        members: members.size,
+        domains: domains.size,
+        keys: keys.size,
+        webhooks: webhooks.length,
+      },
     };
   });
   return new Map(prints.filter((p) => p.count > 0).map((p) => [p.organizationId, p]));

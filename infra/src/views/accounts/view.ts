@@ -1,5 +1,6 @@
 import {
   initialOrganizationState,
+  webhookConfig,
   type AccountEvent,
   type ApiKeyRecord,
   type ApiKeyState,
@@ -7,9 +8,13 @@ import {
   type MemberState,
   type OrganizationState,
   type Scope,
+  type WebhookConfig,
+  type WebhookState,
 } from '@sendline/domain';
 import type { Redis } from 'ioredis';
 import type { ViewWriter } from '../positions';
+
+type EntityKind = 'members' | 'domains' | 'keys' | 'webhooks';
 
 /** What the API needs to authenticate a request, read in one round trip by the key's hash. */
 export interface StoredApiKey extends ApiKeyRecord {
@@ -30,7 +35,8 @@ export interface OrganizationRecord {
  *
  *   <ns>:apikey:<sha256>            hash: the key record the API authenticates with
  *   <ns>:org:<id>                   hash: name, createdAt, messagesPerMonth
- *   <ns>:org:<id>:members|domains|keys   hash: entity id → JSON state
+ *   <ns>:org:<id>:members|domains|keys|webhooks   hash: entity id → JSON state
+ *                                   (webhooks: HttpAuth's password and the signing secret stay sealed)
  *   <ns>:organizations              set of organization ids
  */
 export class AccountsView {
@@ -45,7 +51,7 @@ export class AccountsView {
   organizationKey(id: string): string {
     return `${this.namespace}:org:${id}`;
   }
-  private entitiesKey(id: string, kind: 'members' | 'domains' | 'keys'): string {
+  private entitiesKey(id: string, kind: EntityKind): string {
     return `${this.namespace}:org:${id}:${kind}`;
   }
   get organizationsKey(): string {
@@ -133,6 +139,16 @@ export class AccountsView {
           event.data.messagesPerMonth === null ? '' : String(event.data.messagesPerMonth),
         );
         break;
+      case 'WebhookCreated':
+      case 'WebhookUpdated': {
+        const { createdAt, ...data } = event.type === 'WebhookUpdated' ? event.data : { ...event.data, createdAt: at };
+        const state: WebhookState = { ...data, createdAt, updatedAt: at };
+        p.hset(this.entitiesKey(org, 'webhooks'), String(data.webhookId), JSON.stringify(state));
+        break;
+      }
+      case 'WebhookDeleted':
+        p.hdel(this.entitiesKey(org, 'webhooks'), String(event.data.webhookId));
+        break;
       default: {
         const _exhaustive: never = event;
         throw new Error(`unknown account event ${JSON.stringify(_exhaustive)}`);
@@ -183,17 +199,41 @@ export class AccountsView {
     return this.entities<ApiKeyState>(organizationId, 'keys');
   }
 
+  /** One webhook of the organization, by id, or null. */
+  async webhook(organizationId: string, webhookId: number): Promise<WebhookState | null> {
+    const json = await this.redis.hget(this.entitiesKey(organizationId, 'webhooks'), String(webhookId));
+    return json ? (JSON.parse(json) as WebhookState) : null;
+  }
+
+  /**
+   * Every webhook of the organization, oldest first (the order the API lists them in), with what the webhook
+   * dispatcher needs to call each. One round trip.
+   */
+  async webhooks(organizationId: string): Promise<WebhookConfig[]> {
+    const all = await this.webhookStates(organizationId);
+    return [...all.values()]
+      .sort((a, b) => a.createdAt - b.createdAt || a.webhookId - b.webhookId)
+      .map((webhook) => webhookConfig(organizationId, webhook));
+  }
+
+  /** Webhook id → webhook, as the organization decider holds them. */
+  async webhookStates(organizationId: string): Promise<Map<number, WebhookState>> {
+    const all = await this.entities<WebhookState>(organizationId, 'webhooks');
+    return new Map([...all.values()].map((webhook) => [webhook.webhookId, webhook]));
+  }
+
   async organizations(): Promise<string[]> {
     return (await this.redis.smembers(this.organizationsKey)).sort();
   }
 
   /** The decider state of an organization, as the view knows it (what the console decides on). */
   async organizationState(id: string): Promise<OrganizationState> {
-    const [organization, members, domains, apiKeys] = await Promise.all([
+    const [organization, members, domains, apiKeys, webhooks] = await Promise.all([
       this.organization(id),
       this.members(id),
       this.domains(id),
       this.apiKeys(id),
+      this.webhookStates(id),
     ]);
     if (!organization) return initialOrganizationState();
     return {
@@ -202,10 +242,11 @@ export class AccountsView {
       domains,
       apiKeys,
       allowance: organization.messagesPerMonth,
+      webhooks,
     };
   }
 
-  private async entities<T>(organizationId: string, kind: 'members' | 'domains' | 'keys'): Promise<Map<string, T>> {
+  private async entities<T>(organizationId: string, kind: EntityKind): Promise<Map<string, T>> {
     const all = await this.redis.hgetall(this.entitiesKey(organizationId, kind));
     return new Map(
       Object.entries(all)

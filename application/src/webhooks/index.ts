@@ -1,0 +1,6 @@
+/**
+ * An organization's webhooks (Postmark's `/webhooks` API): `WebhooksService` runs each change through the
+ * organization decider, makes and seals the signing secret, seals HTTP Basic passwords, and refuses a URL that
+ * leads to a non-public address in production.
+ */
+export * from './service';

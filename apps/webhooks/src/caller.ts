@@ -1,0 +1,275 @@
+import { Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
+import {
+  deadLetterRecord,
+  deadLetterTopicConfig,
+  deadLetterTopicOf,
+  decodeBatch,
+  MAX_EVENT_BYTES,
+  webhookCallTopicConfig,
+  webhookRetryTopic,
+  type EventStore,
+} from '@sendline/infra';
+import { positionNewGroup } from '@sendline/sender';
+import { isWebhookCallScheduled, type WebhookCallScheduled } from './callRecord';
+import { attemptEventIdOf } from './decide';
+import { EndpointPool } from './pool';
+
+/**
+ * The consumer of the call topics (webhooks.calls and webhooks.calls.retry-<n>): hands every due call to the
+ * endpoint pool and goes on fetching without waiting for it, so a slow endpoint never holds the partition.
+ *
+ * At least once: a record's offset is committed only once its attempt settled (answered, or its next attempt
+ * appended, or given up) — and the records before it in its partition too: every second, each partition commits
+ * up to its first record still in hand. A crash makes the records after that point again (the calls already
+ * answered are skipped by their `answered` mark; the others go out again with the same Webhook-Id).
+ *
+ * Waiting: the records of one retry topic all wait the same delay, so they come due in the order they were
+ * appended. At the first record not yet due the partition is paused until it is, and fetched again from there.
+ *
+ * A webhook with `queueLimit` calls waiting already (a dead endpoint): its next calls are set aside on retry-1,
+ * attempt unchanged, instead of filling the memory and holding back the commits of everyone else's calls.
+ */
+export interface CallerOptions {
+  store: EventStore;
+  groupId: string;
+  /** How many retry topics there are (the retry schedule's length). */
+  retries: number;
+  /** The first retry's delay: how long a call set aside waits. */
+  setAsideDelayMs: number;
+  perform: (record: WebhookCallScheduled) => Promise<unknown>;
+  /** Calls this caller is for (by organization); the others are passed over. Default: all. */
+  accept?: (record: WebhookCallScheduled) => boolean;
+  startNewGroupAt: 'earliest' | 'latest';
+  sessionTimeoutMs: number;
+  perEndpointConcurrency: number;
+  maxInFlight: number;
+  perEndpointQueue: number;
+  partitions?: number;
+  now?: () => number;
+  onError?: (error: unknown, record: WebhookCallScheduled | undefined) => void;
+}
+
+export interface RunningCaller {
+  consumer: Consumer;
+  pool: EndpointPool;
+  stop(): Promise<void>;
+}
+
+/** Offsets of one partition in hand, in order; which are settled. */
+class PartitionTrack {
+  readonly offsets: bigint[] = [];
+  readonly settled = new Set<bigint>();
+  committed: bigint | undefined;
+
+  add(offset: bigint): void {
+    this.offsets.push(offset);
+  }
+  settle(offset: bigint): void {
+    this.settled.add(offset);
+  }
+  /** The offset to commit (one past the last settled record of the leading run), if it moved. */
+  advance(): bigint | undefined {
+    let last: bigint | undefined;
+    while (this.offsets.length > 0 && this.settled.has(this.offsets[0]!)) {
+      last = this.offsets.shift()!;
+      this.settled.delete(last);
+    }
+    return last === undefined ? undefined : last + 1n;
+  }
+}
+
+const COMMIT_INTERVAL_MS = 1000;
+const MAX_HOLD_MS = 60_000;
+
+export async function startCaller(options: CallerOptions): Promise<RunningCaller> {
+  const { store } = options;
+  const now = options.now ?? Date.now;
+  const calls = store.topics.webhookCalls;
+  const topics = [calls, ...Array.from({ length: options.retries }, (_, i) => webhookRetryTopic(store.topics, i + 1))];
+  await store.ensureTopics([
+    ...topics.map((topic) => webhookCallTopicConfig(topic, options.partitions)),
+    ...topics.map(deadLetterTopicConfig),
+  ]);
+  await positionNewGroup(store, options.groupId, topics, options.startNewGroupAt);
+
+  const pool = new EndpointPool(options.perEndpointConcurrency, options.maxInFlight, options.perEndpointQueue);
+  const consumer = store.kafka.consumer({
+    groupId: options.groupId,
+    maxBytesPerPartition: MAX_EVENT_BYTES,
+    maxBytes: MAX_EVENT_BYTES * 2,
+    sessionTimeout: options.sessionTimeoutMs,
+    heartbeatInterval: 3000,
+    maxWaitTimeInMs: 100,
+    retry: { retries: 10 },
+    allowAutoTopicCreation: false,
+  });
+  const producer = store.kafka.producer({
+    idempotent: true,
+    maxInFlightRequests: 1,
+    allowAutoTopicCreation: false,
+    createPartitioner: Partitioners.DefaultPartitioner,
+  });
+  await producer.connect();
+  await consumer.connect();
+  await consumer.subscribe({ topics, fromBeginning: true });
+
+  let stopped = false;
+  let tracks = new Map<string, PartitionTrack>();
+  const timers = new Set<NodeJS.Timeout>();
+  const later = (ms: number, fn: () => void) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!stopped) fn();
+    }, ms);
+    timers.add(timer);
+  };
+  // A new generation (a rebalance): what this member held may be someone else's now; it starts from the commits.
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    tracks = new Map();
+  });
+
+  const commit = async () => {
+    const offsets: { topic: string; partition: number; offset: string }[] = [];
+    for (const [slot, track] of tracks) {
+      const next = track.advance();
+      if (next === undefined) continue;
+      const [topic, partition] = splitSlot(slot);
+      offsets.push({ topic, partition, offset: next.toString() });
+      track.committed = next;
+    }
+    if (offsets.length === 0) return;
+    // A failed commit (a rebalance, a stop) only means these records are fetched again and skipped or made again.
+    await consumer.commitOffsets(offsets).catch((error: unknown) => options.onError?.(error, undefined));
+  };
+  const committer = setInterval(() => void commit(), COMMIT_INTERVAL_MS);
+
+  const deadLetter = (topic: string, message: KafkaMessage, error: unknown) =>
+    producer.send({
+      topic: deadLetterTopicOf(topic),
+      acks: -1,
+      messages: [deadLetterRecord(topic, message, error, 1)],
+    });
+
+  /** Runs an attempt in its endpoint's turn; an attempt that throws (Kafka or Redis away) is tried again later. */
+  const run = (record: WebhookCallScheduled, settle: () => void, failures = 0) => {
+    const endpoint = `${record.metadata.organizationId}/${record.data.webhookId}`;
+    pool.submit(endpoint, async () => {
+      try {
+        await options.perform(record);
+        settle();
+      } catch (error) {
+        options.onError?.(error, record);
+        later(Math.min(MAX_HOLD_MS, 500 * 2 ** Math.min(failures, 7)), () => run(record, settle, failures + 1));
+      }
+    });
+  };
+
+  const setAside = async (record: WebhookCallScheduled) => {
+    const at = now();
+    await store.append([
+      {
+        type: 'WebhookCallScheduled',
+        data: { ...record.data, retry: 1, dueAt: at + options.setAsideDelayMs },
+        metadata: {
+          ...record.metadata,
+          eventId: attemptEventIdOf(record.data.callId, record.data.attempt, `set aside at ${at}`),
+          occurredAt: at,
+        },
+      },
+    ]);
+  };
+
+  const eachBatch = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale }: EachBatchPayload) => {
+    const { topic, partition } = batch;
+    const slot = `${partition}:${topic}`;
+    const track = tracks.get(slot) ?? new PartitionTrack();
+    tracks.set(slot, track);
+    let holdFor: number | undefined;
+    const { items, complete } = await decodeBatch(
+      { topic, partition, messages: batch.messages },
+      {
+        codec: store.codec,
+        onOutage: async (error) => {
+          options.onError?.(error, undefined);
+          return false;
+        },
+        onUndecodable: async (message, error) => {
+          options.onError?.(error, undefined);
+          await deadLetter(topic, message, error);
+        },
+      },
+    );
+    if (!complete) holdFor = 1000;
+    for (const { event, message } of items) {
+      if (!isRunning() || isStale()) return;
+      const offset = BigInt(message.offset);
+      if (event && isWebhookCallScheduled(event) && event.data.dueAt > now()) {
+        holdFor = event.data.dueAt - now();
+        break;
+      }
+      // Room for it, or wait (heartbeating) for a call to finish: bounded memory, a fair share for every endpoint.
+      while (pool.busy()) {
+        await Promise.race([pool.finished(), new Promise((r) => setTimeout(r, 1000))]);
+        await heartbeat().catch(() => undefined);
+        if (!isRunning() || isStale()) return;
+      }
+      resolveOffset(message.offset);
+      track.add(offset);
+      const settle = () => track.settle(offset);
+      if (!event) {
+        settle(); // dead-lettered while decoding
+        continue;
+      }
+      if (!isWebhookCallScheduled(event)) {
+        await deadLetter(topic, message, new Error(`unexpected event ${event.type} on ${topic}`));
+        settle();
+        continue;
+      }
+      if (options.accept && !options.accept(event)) {
+        settle();
+        continue;
+      }
+      const endpoint = `${event.metadata.organizationId}/${event.data.webhookId}`;
+      if (options.retries > 0 && pool.queueLength(endpoint) >= pool.queueLimit) {
+        await setAside(event);
+        settle();
+        continue;
+      }
+      run(event, settle);
+    }
+    await heartbeat().catch(() => undefined);
+    if (holdFor !== undefined && isRunning() && !isStale()) {
+      const resume = pause();
+      later(Math.max(10, Math.min(holdFor, MAX_HOLD_MS)), resume);
+    }
+  };
+
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: 6,
+    eachBatch,
+  });
+
+  return {
+    consumer,
+    pool,
+    stop: async () => {
+      stopped = true;
+      clearInterval(committer);
+      for (const timer of timers) clearTimeout(timer);
+      // No new batch; what is in flight finishes (bounded by the call timeout), then its offsets are committed
+      // while the member is still in its group.
+      consumer.pause(topics.map((topic) => ({ topic })));
+      await Promise.race([pool.idle(), new Promise((r) => setTimeout(r, 15_000))]);
+      await commit();
+      await consumer.disconnect();
+      await producer.disconnect();
+    },
+  };
+}
+
+function splitSlot(slot: string): [string, number] {
+  const colon = slot.indexOf(':');
+  return [slot.slice(colon + 1), Number(slot.slice(0, colon))];
+}

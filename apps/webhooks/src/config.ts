@@ -1,0 +1,68 @@
+import { parseRetryDelays } from './schedule';
+
+/** The webhooks process's settings, from the environment (see `webhooksConfigFromEnv` for the variables). */
+export interface WebhooksConfig {
+  /** Consumer group of email.messages and email.suppressions (the dispatcher). */
+  dispatcherGroupId: string;
+  /** Consumer group of the call topics (the caller). */
+  callerGroupId: string;
+  startNewGroupsAt: 'earliest' | 'latest';
+  /** Delays between attempts: Postmark's cadence unless overridden (tests use a short one). */
+  retryDelaysMs: readonly number[];
+  timeoutMs: number;
+  maxAnswerBytes: number;
+  perEndpointConcurrency: number;
+  maxInFlight: number;
+  /** Calls waiting for one webhook before its next ones are set aside on the first retry topic. */
+  perEndpointQueue: number;
+  /** Whether private, loopback and other non-public addresses may be called (development only). */
+  allowPrivateAddresses: boolean;
+  sessionTimeoutMs: number;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new Error(`${name} must be a whole number ≥ ${min}, not ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+/**
+ * | variable                               | default                            | meaning                                 |
+ * |----------------------------------------|------------------------------------|-----------------------------------------|
+ * | SENDLINE_WEBHOOKS_GROUP                | webhooks-dispatcher                | the dispatcher's consumer group         |
+ * | SENDLINE_WEBHOOKS_CALLER_GROUP         | webhooks-calls                     | the caller's consumer group             |
+ * | SENDLINE_WEBHOOKS_START                | earliest; with SENDLINE_DEV=1: latest | where a group with no commits starts |
+ * | SENDLINE_WEBHOOK_RETRY_DELAYS_MS       | Postmark's: 1,5,10,10,10,15,30,60,120,360 min | delays between attempts      |
+ * | SENDLINE_WEBHOOK_TIMEOUT_MS            | 10000                              | one call, answer included               |
+ * | SENDLINE_WEBHOOK_MAX_ANSWER_BYTES      | 65536                              | answer body read at most                |
+ * | SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY  | 8                                  | calls in flight per webhook             |
+ * | SENDLINE_WEBHOOK_CONCURRENCY           | 512                                | calls in flight in all                  |
+ * | SENDLINE_WEBHOOK_ENDPOINT_QUEUE        | 100                                | calls waiting per webhook before set aside |
+ * | SENDLINE_WEBHOOK_ALLOW_PRIVATE         | 0; with SENDLINE_DEV=1: 1          | call private and loopback addresses     |
+ * | SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS   | 30000                              | consumer session timeout                |
+ */
+export function webhooksConfigFromEnv(env: NodeJS.ProcessEnv = process.env): WebhooksConfig {
+  const dev = env.SENDLINE_DEV === '1';
+  const start = env.SENDLINE_WEBHOOKS_START || (dev ? 'latest' : 'earliest');
+  if (start !== 'earliest' && start !== 'latest') {
+    throw new Error(`SENDLINE_WEBHOOKS_START must be earliest or latest, not ${JSON.stringify(start)}`);
+  }
+  const allowPrivate = env.SENDLINE_WEBHOOK_ALLOW_PRIVATE ?? (dev ? '1' : '0');
+  return {
+    dispatcherGroupId: env.SENDLINE_WEBHOOKS_GROUP || 'webhooks-dispatcher',
+    callerGroupId: env.SENDLINE_WEBHOOKS_CALLER_GROUP || 'webhooks-calls',
+    startNewGroupsAt: start,
+    retryDelaysMs: parseRetryDelays(env.SENDLINE_WEBHOOK_RETRY_DELAYS_MS),
+    timeoutMs: integer(env, 'SENDLINE_WEBHOOK_TIMEOUT_MS', 10_000),
+    maxAnswerBytes: integer(env, 'SENDLINE_WEBHOOK_MAX_ANSWER_BYTES', 64 * 1024),
+    perEndpointConcurrency: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY', 8),
+    maxInFlight: integer(env, 'SENDLINE_WEBHOOK_CONCURRENCY', 512),
+    perEndpointQueue: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_QUEUE', 100),
+    allowPrivateAddresses: allowPrivate === '1',
+    sessionTimeoutMs: integer(env, 'SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS', 30_000, 6000),
+  };
+}

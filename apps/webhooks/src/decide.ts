@@ -1,0 +1,111 @@
+import type { DomainEvent, WebhookConfig } from '@sendline/domain';
+import { nameBasedId } from '@sendline/infra';
+import type { WebhookCallScheduled } from './callRecord';
+import {
+  bouncePayload,
+  deliveryPayload,
+  subscriptionChangePayload,
+  UNKNOWN_SUMMARY,
+  type BounceEvent,
+  type MessageSummary,
+} from './payloads';
+
+/** Namespace of the name-based ids of calls (and of their records' event ids). */
+const CALL_NAMESPACE = 'sendline.webhook-call';
+
+/** The Webhook-Id of the call of `sourceEventId` to `webhookId`: the same whenever the event is decided again. */
+export function callIdOf(sourceEventId: string, webhookId: number): string {
+  return nameBasedId(CALL_NAMESPACE, sourceEventId, webhookId);
+}
+
+/**
+ * The event id of a call's attempt record: one per (call, attempt), so a record appended twice reads as one. A
+ * record appended by a choice made at a time (a manual redelivery, a call set aside) adds that choice.
+ */
+export function attemptEventIdOf(callId: string, attempt: number, choice?: string): string {
+  return choice === undefined
+    ? nameBasedId(CALL_NAMESPACE, callId, attempt)
+    : nameBasedId(CALL_NAMESPACE, callId, attempt, choice);
+}
+
+/** The events the dispatcher turns into calls; every other event is passed over. */
+export const DISPATCHED_EVENT_TYPES = [
+  'MessageDelivered',
+  'MessageHardBounced',
+  'MessageSoftBounced',
+  'MessagePolicyRejected',
+  'SuppressionAdded',
+  'SuppressionDeleted',
+] as const;
+
+/** Whether the event is about a message (and needs the message's summary to be told). */
+export function messageIdOf(event: DomainEvent<string, unknown>): string | undefined {
+  if (!event.type.startsWith('Message')) return undefined;
+  const id = (event.data as { messageId?: unknown }).messageId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * The calls an event makes: one per webhook of the event's organization whose trigger is on (and whose stream is
+ * the message's), each the event's Postmark body with a stable call id. Pure: the caller read the webhooks and the
+ * message's summary; `now` is when the calls are first due.
+ */
+export function decideCalls(
+  event: DomainEvent<string, unknown>,
+  webhooks: readonly WebhookConfig[],
+  summary: MessageSummary | undefined,
+  now: number,
+): WebhookCallScheduled[] {
+  const organizationId = event.metadata.organizationId;
+  const own = webhooks.filter((webhook) => webhook.organizationId === organizationId && webhook.enabled);
+  if (own.length === 0) return [];
+  const known = summary ?? UNKNOWN_SUMMARY;
+  let body: object;
+  let recordType: WebhookCallScheduled['data']['recordType'];
+  let wants: (webhook: WebhookConfig) => boolean;
+  switch (event.type) {
+    case 'MessageDelivered':
+      body = deliveryPayload(event as never, known);
+      recordType = 'Delivery';
+      wants = (webhook) => webhook.triggers.delivery.enabled;
+      break;
+    case 'MessageHardBounced':
+    case 'MessageSoftBounced':
+    case 'MessagePolicyRejected':
+      body = bouncePayload(event as BounceEvent, known);
+      recordType = 'Bounce';
+      wants = (webhook) => webhook.triggers.bounce.enabled;
+      break;
+    case 'SuppressionAdded':
+    case 'SuppressionDeleted':
+      body = subscriptionChangePayload(event as never);
+      recordType = 'SubscriptionChange';
+      wants = (webhook) => webhook.triggers.subscriptionChange.enabled;
+      break;
+    default:
+      return [];
+  }
+  const stream = (body as { MessageStream: string }).MessageStream;
+  const json = JSON.stringify(body);
+  return own
+    .filter((webhook) => wants(webhook) && webhook.messageStream === stream)
+    .map((webhook) => {
+      const callId = callIdOf(event.metadata.eventId, webhook.webhookId);
+      return {
+        type: 'WebhookCallScheduled',
+        data: {
+          callId,
+          webhookId: webhook.webhookId,
+          recordType,
+          sourceEventId: event.metadata.eventId,
+          body: json,
+          attempt: 1,
+          retry: 0,
+          firstScheduledAt: now,
+          dueAt: now,
+          manual: false,
+        },
+        metadata: { eventId: attemptEventIdOf(callId, 1), organizationId, occurredAt: now, schemaVersion: 1 },
+      };
+    });
+}

@@ -1,0 +1,44 @@
+/**
+ * The webhooks process: calls the organizations' webhooks for their messages' deliveries and bounces and their
+ * suppressions' changes (see webhooks.ts), configured from the environment (config.ts). Stops gracefully on
+ * SIGTERM/SIGINT: no new batch is taken, the calls in flight finish and are committed, then the process exits.
+ */
+import {
+  AccountsView,
+  createRedis,
+  EventStore,
+  loadLocalServicesEnv,
+  secretKeyFromEnv,
+  serviceAddresses,
+} from '@sendline/infra';
+import { webhooksConfigFromEnv } from './config';
+import { defaultLog, Webhooks } from './webhooks';
+
+loadLocalServicesEnv();
+const log = defaultLog();
+const config = webhooksConfigFromEnv();
+const addresses = serviceAddresses();
+const store = EventStore.at(addresses, 'sendline-webhooks');
+const redis = createRedis(addresses.redisUrl);
+
+const webhooks = await Webhooks.start({
+  store,
+  redis,
+  directory: new AccountsView(redis),
+  secretKey: secretKeyFromEnv(),
+  config,
+  log,
+});
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  log('info', 'stopping', { signal });
+  await webhooks.stop();
+  await store.disconnect();
+  redis.disconnect();
+  process.exit(0);
+}
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));

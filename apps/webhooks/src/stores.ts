@@ -1,0 +1,152 @@
+import type { WebhookConfig } from '@sendline/domain';
+import type { Redis } from '@sendline/infra';
+import type { WebhookCallScheduled } from './callRecord';
+import type { MessageSummary } from './payloads';
+
+/**
+ * What the webhooks keep in Redis, apart from the accounts view they read the webhooks from:
+ *
+ *   <ns>:webhooks:message:<messageId>          string: the message's summary (JSON), 30 days
+ *   <ns>:webhooks:deliveries:<org>:<webhookId> list: the last 100 attempts of the webhook's calls, newest first
+ *   <ns>:webhooks:call:<org>:<callId>          string: the call's first record (JSON), for a manual redelivery, 30 days
+ *   <ns>:webhooks:answered:<callId>            string: set once an attempt was answered 2xx, 3 days
+ *
+ * None of it is the source of truth: a lost summary leaves a payload's Tag, Metadata, Subject and From empty; a lost
+ * `answered` mark costs a second call with the same Webhook-Id.
+ */
+const DAY_S = 24 * 60 * 60;
+export const SUMMARY_TTL_S = 30 * DAY_S;
+const ANSWERED_TTL_S = 3 * DAY_S;
+export const DELIVERY_LOG_LENGTH = 100;
+
+/** The webhooks of an organization (the accounts view's `webhooks`). */
+export interface WebhookDirectory {
+  webhooks(organizationId: string): Promise<WebhookConfig[]>;
+}
+
+/**
+ * The accounts view's webhooks, each organization's list kept `ttlMs` in memory: the dispatcher and the caller ask
+ * for every event and call, and a change to a webhook takes effect within that time.
+ */
+export class CachedWebhookDirectory implements WebhookDirectory {
+  private readonly cache = new Map<string, { at: number; webhooks: Promise<WebhookConfig[]> }>();
+  constructor(
+    private readonly source: WebhookDirectory,
+    private readonly ttlMs = 1000,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  webhooks(organizationId: string): Promise<WebhookConfig[]> {
+    const hit = this.cache.get(organizationId);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.webhooks;
+    const webhooks = this.source.webhooks(organizationId);
+    this.cache.set(organizationId, { at: this.now(), webhooks });
+    // A failed read is not kept.
+    webhooks.catch(() => this.cache.delete(organizationId));
+    if (this.cache.size > 10_000) this.cache.delete(this.cache.keys().next().value!);
+    return webhooks;
+  }
+}
+
+export class MessageSummaries {
+  constructor(
+    private readonly redis: Redis,
+    private readonly namespace = 'sl',
+  ) {}
+
+  private key(messageId: string): string {
+    return `${this.namespace}:webhooks:message:${messageId}`;
+  }
+
+  async put(summaries: ReadonlyMap<string, MessageSummary>): Promise<void> {
+    if (summaries.size === 0) return;
+    const p = this.redis.pipeline();
+    for (const [messageId, summary] of summaries)
+      p.set(this.key(messageId), JSON.stringify(summary), 'EX', SUMMARY_TTL_S);
+    const results = await p.exec();
+    const failed = results?.find(([error]) => error);
+    if (failed) throw failed[0];
+  }
+
+  async get(messageIds: readonly string[]): Promise<Map<string, MessageSummary>> {
+    const found = new Map<string, MessageSummary>();
+    if (messageIds.length === 0) return found;
+    const values = await this.redis.mget(...messageIds.map((id) => this.key(id)));
+    values.forEach((value, i) => {
+      if (value) found.set(messageIds[i]!, JSON.parse(value) as MessageSummary);
+    });
+    return found;
+  }
+}
+
+/** One attempt of a call, as the delivery log keeps it. */
+export interface DeliveryAttempt {
+  /** The call's id (its Webhook-Id): what a manual redelivery names. */
+  callId: string;
+  webhookId: number;
+  recordType: string;
+  attempt: number;
+  manual: boolean;
+  /** Delivered: answered 2xx. Retrying: failed, the next attempt is scheduled. Failed: failed, given up. Dropped: the webhook is gone or off. */
+  status: 'Delivered' | 'Retrying' | 'Failed' | 'Dropped';
+  /** The answer's HTTP status; absent when there was no answer (refused address, timeout, connection). */
+  httpStatus?: number;
+  latencyMs: number;
+  /** The start of the answer's body (at most 1,000 characters). */
+  answer: string;
+  error?: string;
+  at: number;
+  nextAttemptAt?: number;
+}
+
+export class DeliveryLog {
+  constructor(
+    private readonly redis: Redis,
+    private readonly namespace = 'sl',
+  ) {}
+
+  private logKey(organizationId: string, webhookId: number): string {
+    return `${this.namespace}:webhooks:deliveries:${organizationId}:${webhookId}`;
+  }
+  private callKey(organizationId: string, callId: string): string {
+    return `${this.namespace}:webhooks:call:${organizationId}:${callId}`;
+  }
+  private answeredKey(callId: string): string {
+    return `${this.namespace}:webhooks:answered:${callId}`;
+  }
+
+  async record(organizationId: string, attempt: DeliveryAttempt, answered: boolean): Promise<void> {
+    const key = this.logKey(organizationId, attempt.webhookId);
+    const p = this.redis.multi();
+    p.lpush(key, JSON.stringify(attempt));
+    p.ltrim(key, 0, DELIVERY_LOG_LENGTH - 1);
+    if (answered) p.set(this.answeredKey(attempt.callId), '1', 'EX', ANSWERED_TTL_S);
+    await p.exec();
+  }
+
+  /** The last attempts of a webhook's calls, newest first. */
+  async attempts(organizationId: string, webhookId: number, count = DELIVERY_LOG_LENGTH): Promise<DeliveryAttempt[]> {
+    const raw = await this.redis.lrange(this.logKey(organizationId, webhookId), 0, count - 1);
+    return raw.map((json) => JSON.parse(json) as DeliveryAttempt);
+  }
+
+  async answered(callId: string): Promise<boolean> {
+    return (await this.redis.exists(this.answeredKey(callId))) === 1;
+  }
+
+  /** Keeps a call's first record, so it can be delivered again by hand. */
+  async keepCall(record: WebhookCallScheduled): Promise<void> {
+    await this.redis.set(
+      this.callKey(record.metadata.organizationId, record.data.callId),
+      JSON.stringify(record),
+      'EX',
+      SUMMARY_TTL_S,
+    );
+  }
+
+  /** A call of the organization, by id (null when unknown, too old, or another organization's). */
+  async call(organizationId: string, callId: string): Promise<WebhookCallScheduled | null> {
+    const json = await this.redis.get(this.callKey(organizationId, callId));
+    return json ? (JSON.parse(json) as WebhookCallScheduled) : null;
+  }
+}

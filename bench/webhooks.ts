@@ -1,0 +1,238 @@
+/**
+ * npm run bench:webhooks — events → webhook calls, on this machine (loopback only, about a minute).
+ *
+ * Runs the webhooks process (apps/webhooks/src/main.ts, as its own process, on topics and consumer groups of this
+ * run) against a loopback HTTP receiver in this process, on the real Kafka, schema registry and Redis. This process
+ * appends MessageAccepted and MessageDelivered events straight to the run's email.messages (the API and the sender
+ * are not what is measured) for an organization with BENCH_WEBHOOKS webhooks (Delivery on), at BENCH_RATE
+ * deliveries per second for BENCH_SECONDS, open loop; every delivery makes one call per webhook.
+ *
+ * Reports:
+ * - calls/s: calls received per second, from the first call to the last;
+ * - event→call p50 / p99: when the receiver got the call − the MessageDelivered's occurredAt (its DeliveredAt);
+ * - calls expected / received / duplicates (the same Webhook-Id twice) / signature failures;
+ * - CPU ms per call of the webhooks process (from /proc).
+ *
+ * BENCH_WEBHOOKS (10), BENCH_RATE (250 deliveries/s), BENCH_SECONDS (20).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createInterface } from 'node:readline';
+import { WEBHOOK_ID_MAX, type MessageAccepted, type MessageDelivered } from '@sendline/domain';
+import {
+  AccountsView,
+  createRedis,
+  encryptSecret,
+  EventStore,
+  loadLocalServicesEnv,
+  secretKeyFromEnv,
+  serviceAddresses,
+  topicConfigs,
+  webhookRetryTopic,
+  withAdmin,
+  deadLetterTopicOf,
+} from '@sendline/infra';
+import { POSTMARK_RETRY_DELAYS_MS } from '@sendline/webhooks';
+import { createTestOrganization } from '../test/support/api';
+import { PROFILE_FLAGS } from './support';
+
+const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 10);
+const RATE = Number(process.env.BENCH_RATE ?? 250);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const DRAIN_MS = 20_000;
+const TICK_MS = 50;
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function accepted(organizationId: string, messageId: string, to: string, at: number): MessageAccepted {
+  return {
+    type: 'MessageAccepted',
+    data: {
+      messageId,
+      from: { email: 'orders@bench.example' },
+      to: [{ email: to }],
+      cc: [],
+      bcc: [],
+      replyTo: [],
+      subject: 'Your receipt',
+      tag: 'bench',
+      textBody: 'Thanks.',
+      headers: [],
+      metadata: { run: 'bench' },
+      attachments: [],
+      trackOpens: false,
+      trackLinks: 'None',
+      messageStream: 'outbound',
+      sizeBytes: 20,
+      activeRecipients: [to],
+      suppressedRecipients: [],
+      submittedAt: at,
+    },
+    metadata: { eventId: randomUUID(), organizationId, occurredAt: at, schemaVersion: 1 },
+  };
+}
+
+function delivered(organizationId: string, messageId: string, to: string, at: number): MessageDelivered {
+  return {
+    type: 'MessageDelivered',
+    data: { messageId, recipient: to, smtpResponse: '250 2.0.0 OK', destinationServer: 'mx.bench.example' },
+    metadata: { eventId: randomUUID(), organizationId, occurredAt: at, schemaVersion: 1 },
+  };
+}
+
+async function main(): Promise<void> {
+  loadLocalServicesEnv();
+  const run = randomUUID().slice(0, 8);
+  process.env.SENDLINE_TOPIC_PREFIX = `bench-${run}`;
+  const addresses = serviceAddresses();
+  const redis = createRedis(addresses.redisUrl);
+  const accounts = new AccountsView(redis);
+  const store = EventStore.at(addresses, 'bench-webhooks');
+  await store.ensureTopics(topicConfigs(addresses.topics));
+  const org = await createTestOrganization({ store, accounts });
+  const secretKey = secretKeyFromEnv();
+
+  // The receiver: counts calls, their latency, repeats and signatures.
+  const secrets = new Map<string, string>();
+  const latencies: number[] = [];
+  const seen = new Set<string>();
+  let received = 0;
+  let duplicates = 0;
+  let badSignatures = 0;
+  let firstAt = 0;
+  let lastAt = 0;
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const now = Date.now();
+      const body = Buffer.concat(chunks).toString('utf8');
+      const id = String(request.headers['webhook-id']);
+      const secret = secrets.get(request.url ?? '');
+      const key = Buffer.from((secret ?? '').replace(/^whsec_/, ''), 'base64');
+      const expected = createHmac('sha256', key)
+        .update(`${id}.${request.headers['webhook-timestamp']}.${body}`)
+        .digest('base64');
+      if (request.headers['webhook-signature'] !== `v1,${expected}`) badSignatures++;
+      if (seen.has(id)) duplicates++;
+      seen.add(id);
+      received++;
+      firstAt ||= now;
+      lastAt = now;
+      latencies.push(now - Date.parse((JSON.parse(body) as { DeliveredAt: string }).DeliveredAt));
+      response.writeHead(200).end('ok');
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  for (let i = 0; i < WEBHOOKS; i++) {
+    const secret = `whsec_${randomBytes(32).toString('base64')}`;
+    const path = `/hooks/${i}`;
+    secrets.set(path, secret);
+    await org.run({
+      type: 'CreateWebhook',
+      data: {
+        webhookId: randomInt(1, WEBHOOK_ID_MAX),
+        url: `http://127.0.0.1:${port}${path}`,
+        triggers: { delivery: { enabled: true } },
+        signingSecretSealed: encryptSecret(secret, secretKey),
+        allowHttp: true,
+      },
+    });
+  }
+
+  let errors = 0;
+  const webhooks: ChildProcess = spawn(
+    process.execPath,
+    [...PROFILE_FLAGS, '--import', 'tsx', 'apps/webhooks/src/main.ts'],
+    {
+      env: {
+        ...process.env,
+        SENDLINE_DEV: '1',
+        SENDLINE_WEBHOOKS_GROUP: `bench-${run}-webhooks-dispatcher`,
+        SENDLINE_WEBHOOKS_CALLER_GROUP: `bench-${run}-webhooks-calls`,
+        SENDLINE_WEBHOOKS_START: 'latest',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    webhooks.on('exit', (code) => reject(new Error(`the webhooks process exited (${code})`)));
+    createInterface({ input: webhooks.stdout! }).on('line', (line) => {
+      if (line.includes('webhooks started')) resolve();
+      // Its warnings and errors are shown (a call given up, a failing batch), so a slow run says why.
+      if (line.includes('"level":"error"') || line.includes('"level":"warn"')) errors++;
+      if (errors <= 5 && (line.includes('"level":"error"') || line.includes('"level":"warn"'))) console.error(line);
+    });
+  });
+  const cpuBefore = cpuMs(webhooks.pid);
+
+  console.log(
+    `bench:webhooks — ${RATE} deliveries/s × ${WEBHOOKS} webhooks = ${RATE * WEBHOOKS} calls/s offered, for ${SECONDS} s`,
+  );
+  const total = RATE * SECONDS;
+  const started = Date.now();
+  let appended = 0;
+  while (appended < total) {
+    const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE));
+    const events = [];
+    for (; appended < due; appended++) {
+      const at = Date.now();
+      const messageId = randomUUID();
+      const to = `r${appended}@dest.example.net`;
+      events.push(accepted(org.organizationId, messageId, to, at), delivered(org.organizationId, messageId, to, at));
+    }
+    if (events.length > 0) await store.append(events);
+    await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+  }
+  const expected = total * WEBHOOKS;
+  const deadline = Date.now() + DRAIN_MS;
+  while (received < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  const cpu = cpuMs(webhooks.pid) - cpuBefore;
+
+  latencies.sort((a, b) => a - b);
+  const seconds = (lastAt - firstAt) / 1000;
+  console.log(`calls expected ${expected}, received ${received} (${seen.size} distinct), duplicates ${duplicates}`);
+  console.log(`signature failures ${badSignatures}, errors and warnings logged by the webhooks process ${errors}`);
+  console.log(`calls/s ${(received / seconds).toFixed(0)} (over ${seconds.toFixed(1)} s)`);
+  console.log(
+    `event→call p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`,
+  );
+  console.log(`webhooks process CPU ${(cpu / Math.max(1, received)).toFixed(3)} ms per call`);
+
+  webhooks.kill('SIGTERM');
+  await new Promise((resolve) => webhooks.once('exit', resolve));
+  server.closeAllConnections();
+  server.close();
+  const topics = [
+    ...Object.values(addresses.topics),
+    ...POSTMARK_RETRY_DELAYS_MS.map((_, i) => webhookRetryTopic(addresses.topics, i + 1)),
+  ];
+  await withAdmin(store.kafka, async (admin) => {
+    const existing = new Set(await admin.listTopics());
+    const mine = [...topics, ...topics.map(deadLetterTopicOf)].filter((topic) => existing.has(topic));
+    await admin.deleteTopics({ topics: mine }).catch(() => undefined);
+  });
+  await store.disconnect();
+  redis.disconnect();
+}
+
+await main();
+process.exit(0);
