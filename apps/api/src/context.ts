@@ -8,8 +8,11 @@ import type {
   ActivityReader,
   AccountsView,
   AllowanceCounter,
+  BounceReader,
   EventStore,
   IdempotencyStore,
+  MessageDumps,
+  OutboundStatsReader,
   SuppressionView,
 } from '@sendline/infra';
 import type {
@@ -30,6 +33,10 @@ export interface ApiDependencies {
   allowance: AllowanceCounter;
   idempotency: IdempotencyStore;
   activity: ActivityReader;
+  /** Bounces, statistics and message sources: further reads of the activity store. */
+  bounces: BounceReader;
+  stats: OutboundStatsReader;
+  dumps: MessageDumps;
   /** The clock and id source (passed in, so the domain never reads them itself). */
   now: () => number;
   newId: () => string;

@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
   AccountsView,
+  ActivityQueries,
   AllowanceCounter,
   ClickHouseActivityReader,
+  ClickHouseBounceReader,
+  ClickHouseOutboundStatsReader,
   createClickHouse,
   createRedis,
   EventStore,
   IdempotencyStore,
   mailHostFromEnv,
+  RebuiltMessageDumps,
   SuppressionView,
   type ServiceAddresses,
 } from '@sendline/infra';
@@ -21,14 +25,21 @@ export function connectApiDependencies(
   const redis = createRedis(addresses.redisUrl);
   const clickhouse = createClickHouse(addresses.clickhouseUrl);
   const store = EventStore.at(addresses, options.clientId ?? 'api');
+  const suppressions = new SuppressionView(redis);
+  const activityQueries = new ActivityQueries(clickhouse, addresses.clickhouseDatabase);
   const deps: ApiDependencies = {
     store,
     redis,
     accounts: new AccountsView(redis),
-    suppressions: new SuppressionView(redis),
+    suppressions,
     allowance: new AllowanceCounter(redis),
     idempotency: new IdempotencyStore(redis),
     activity: new ClickHouseActivityReader(clickhouse, addresses.clickhouseDatabase),
+    bounces: new ClickHouseBounceReader(activityQueries, (organizationId, emails) =>
+      suppressions.suppressedAmong(organizationId, emails),
+    ),
+    stats: new ClickHouseOutboundStatsReader(activityQueries),
+    dumps: new RebuiltMessageDumps(activityQueries, store),
     now: () => Date.now(),
     newId: () => randomUUID(),
     mailHost: options.mailHost ?? mailHostFromEnv(),
