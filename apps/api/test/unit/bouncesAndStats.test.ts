@@ -337,3 +337,20 @@ describe('GET /v1/messages/outbound/{id}/dump', () => {
     expect(unknown.json().ErrorCode).toBe(701);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it.each([
+    ['/v1/bounces', 'get', ['200', '401', '403', '422', '503']],
+    ['/v1/bounces/{bounceId}', 'get', ['200', '401', '403', '404', '422', '503']],
+    ['/v1/bounces/{bounceId}/dump', 'get', ['200', '401', '403', '404', '422', '503']],
+    ['/v1/bounces/{bounceId}/activate', 'put', ['200', '401', '403', '404', '415', '422', '503']],
+    ['/v1/deliverystats', 'get', ['200', '401', '403', '503']],
+    ['/v1/stats/outbound', 'get', ['200', '401', '403', '422', '503']],
+    ['/v1/stats/outbound/sends', 'get', ['200', '401', '403', '422', '503']],
+    ['/v1/stats/outbound/bounces', 'get', ['200', '401', '403', '422', '503']],
+    ['/v1/messages/outbound/{messageId}/dump', 'get', ['200', '401', '403', '404', '503']],
+  ])('documents %s (%s) with every status it answers', async (path, method, statuses) => {
+    const document = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();
+    expect(Object.keys(document.paths[path]?.[method]?.responses ?? {})).toEqual(statuses);
+  });
+});
