@@ -1,8 +1,7 @@
 import type { MessageAccepted } from '@sendline/domain';
 import { sqlString } from '../../clickhouse/client';
-import type { ConsumedEvent, OffsetRanges, StoredEvent } from '../../kafka/eventStore';
+import type { StoredEvent } from '../../kafka/eventStore';
 import { composeMessage } from '../../smtp/compose';
-import { slotKey } from '../positions';
 import type { ActivityQueries } from './query';
 
 /**
@@ -21,11 +20,7 @@ export interface MessageDumps {
 /** What the dump needs of the event store: where the message topic is, and a read of one offset. */
 export interface AcceptedEventSource {
   topics: { messages: string };
-  readRange(
-    ranges: OffsetRanges,
-    handle: (items: ConsumedEvent<StoredEvent>[]) => Promise<void>,
-    timeoutMs?: number,
-  ): Promise<number>;
+  readAt(topic: string, partition: number, offset: bigint, timeoutMs?: number): Promise<StoredEvent | undefined>;
 }
 
 export class RebuiltMessageDumps implements MessageDumps {
@@ -33,7 +28,7 @@ export class RebuiltMessageDumps implements MessageDumps {
     private readonly queries: ActivityQueries,
     private readonly events: AcceptedEventSource,
     /** How long reading the one event from Kafka may take (a throwaway consumer joins its group first). */
-    private readonly readTimeoutMs = 15_000,
+    private readonly readTimeoutMs = 10_000,
   ) {}
 
   async dump(organizationId: string, messageId: string): Promise<Buffer | null> {
@@ -44,27 +39,19 @@ export class RebuiltMessageDumps implements MessageDumps {
       this.queries.deadline(),
     );
     if (!row) return null;
-    const offset = BigInt(row.kafka_offset);
-    const ranges: OffsetRanges = new Map([
-      [slotKey(this.events.topics.messages, Number(row.kafka_partition)), { from: offset, to: offset + 1n }],
-    ]);
-    let accepted: MessageAccepted | undefined;
-    await this.events.readRange(
-      ranges,
-      async (items) => {
-        for (const { event } of items) {
-          // The event at that offset is the message's own MessageAccepted, of this organization: checked anyway.
-          if (
-            event.type === 'MessageAccepted' &&
-            event.metadata.organizationId === organizationId &&
-            (event as MessageAccepted).data.messageId === messageId
-          ) {
-            accepted = event as MessageAccepted;
-          }
-        }
-      },
+    const event = await this.events.readAt(
+      this.events.topics.messages,
+      Number(row.kafka_partition),
+      BigInt(row.kafka_offset),
       this.readTimeoutMs,
     );
+    // The event at that offset is the message's own MessageAccepted, of this organization: checked anyway.
+    const accepted =
+      event?.type === 'MessageAccepted' &&
+      event.metadata.organizationId === organizationId &&
+      (event as MessageAccepted).data.messageId === messageId
+        ? (event as MessageAccepted)
+        : undefined;
     return accepted ? composeMessage(accepted.data) : null;
   }
 }
