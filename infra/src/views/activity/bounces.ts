@@ -66,6 +66,8 @@ export interface BounceReader {
 export type SuppressedAmong = (organizationId: string, addresses: readonly string[]) => Promise<Set<string>>;
 
 const HEX_ID_LENGTH = 13;
+/** Query text allowed when a search lists addresses (the inactive filter): 64 MiB, about two million addresses. */
+const LONG_QUERY_BYTES = 64 * 1024 * 1024;
 
 /** The 13 hex digits of an event id that make its bounce id (see above); undefined for an id that is no UUID. */
 function bounceHexOf(eventId: string): string | undefined {
@@ -136,12 +138,15 @@ export class ClickHouseBounceReader implements BounceReader {
       where.push(`recipient IN (${kept.map(sqlString).join(', ')})`);
     }
     const grouped = this.grouped(where, filters);
+    // The list of addresses can outgrow ClickHouse's default 256 KiB of query text.
+    const settings = filters.inactive === undefined ? undefined : { max_query_size: String(LONG_QUERY_BYTES) };
     const [counted, page] = await Promise.all([
-      this.queries.query<{ total: string }>(`SELECT count() AS total FROM (${grouped})`, signal),
+      this.queries.query<{ total: string }>(`SELECT count() AS total FROM (${grouped})`, signal, settings),
       this.queries.query<BounceRow>(
         `SELECT * FROM (${grouped}) ORDER BY bounced_at_ms DESC, bounce_event_id DESC ` +
           `LIMIT ${sqlNumber(Math.max(0, filters.offset))}, ${sqlNumber(Math.max(0, filters.count))}`,
         signal,
+        settings,
       ),
     ]);
     return { total: Number(counted[0]?.total ?? 0), bounces: await this.complete(organizationId, page, signal) };

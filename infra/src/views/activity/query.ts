@@ -1,4 +1,4 @@
-import { ClickHouseError } from '@clickhouse/client';
+import { ClickHouseError, type ClickHouseSettings } from '@clickhouse/client';
 import { ServiceUnavailableError } from '../../availability';
 import { sqlIdentifier, type ClickHouseClient } from '../../clickhouse/client';
 
@@ -30,13 +30,20 @@ export class ActivityQueries {
   }
 
   /**
-   * One query, given up when `signal` fires. The server's own refusals (ClickHouseError: a bad query, a limit)
+   * One query, given up when `signal` fires (`settings` for this query only, e.g. a longer `max_query_size`). The server's own refusals (ClickHouseError: a bad query, a limit)
    * stay what they are; anything else (refused or reset connection, no answer in time) means ClickHouse is out
    * of reach.
    */
-  async query<T>(query: string, signal: AbortSignal): Promise<T[]> {
+  async query<T>(query: string, signal: AbortSignal, settings?: ClickHouseSettings): Promise<T[]> {
     try {
-      return await (await this.client.query({ query, format: 'JSONEachRow', abort_signal: signal })).json<T>();
+      return await (
+        await this.client.query({
+          query,
+          format: 'JSONEachRow',
+          abort_signal: signal,
+          ...(settings && { clickhouse_settings: settings }),
+        })
+      ).json<T>();
     } catch (cause) {
       if (cause instanceof ClickHouseError) throw cause;
       throw new ServiceUnavailableError(
