@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageAccepted, MessageEvent } from '@sendline/domain';
 import {
   activityFingerprints,
+  bounceIdOf,
   ClickHouseActivityReader,
   ClickHouseActivityWriter,
   type ActivityFlushStats,
@@ -325,7 +326,7 @@ describe('the activity store (ClickHouse)', () => {
         occurredAt: at(400),
         details: {
           Summary: 'Bad destination mailbox address',
-          BounceID: events[4]!.metadata.eventId,
+          BounceID: String(bounceIdOf(events[4]!.metadata.eventId)),
           BounceType: 'HardBounce',
           DeliveryMessage: '550 5.1.1 <x>: user unknown',
           SmtpCode: '550',

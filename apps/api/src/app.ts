@@ -9,8 +9,10 @@ import { registerMetrics } from './metrics';
 import { DOCUMENTED, documentSchema } from './openapi';
 import { accountRoutes } from './routes/account';
 import { activityRoutes } from './routes/activity';
+import { bounceRoutes } from './routes/bounces';
 import { emailRoutes } from './routes/email';
 import { healthRoutes } from './routes/health';
+import { statsRoutes } from './routes/stats';
 import { suppressionRoutes } from './routes/suppressions';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries';
 import { webhookRoutes } from './routes/webhooks';
@@ -43,12 +45,13 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
     return reply.code(status).send(body);
   });
   const undeclaredMethods = methodNotAllowed(app);
-  // A GET from Postmark's client carries Content-Type: application/json and no body: fine.
+  // A GET from Postmark's client carries Content-Type: application/json and no body: fine. So may a PUT whose body
+  // Postmark documents as empty (PUT /bounces/{id}/activate).
   // Only JSON bodies: any other type (text/plain included, which fastify parses by default) is 415, ErrorCode 409.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (body === '' && (request.method === 'GET' || request.method === 'HEAD' || request.method === 'DELETE')) {
+    if (body === '' && ['GET', 'HEAD', 'DELETE', 'PUT'].includes(request.method)) {
       return done(null, undefined);
     }
     try {
@@ -91,6 +94,8 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
       await v1.register(emailRoutes(deps));
       await v1.register(activityRoutes(deps));
       await v1.register(suppressionRoutes(deps));
+      await v1.register(bounceRoutes(deps));
+      await v1.register(statsRoutes(deps));
       await v1.register(accountRoutes(deps));
       await v1.register(webhookRoutes(deps));
       await v1.register(webhookDeliveryRoutes(deps));

@@ -9,8 +9,11 @@ import type {
   ActivityReader,
   AccountsView,
   AllowanceCounter,
+  BounceReader,
   EventStore,
   IdempotencyStore,
+  MessageDumps,
+  OutboundStatsReader,
   SuppressionView,
 } from '@sendline/infra';
 import type {
@@ -31,6 +34,10 @@ export interface ApiDependencies {
   allowance: AllowanceCounter;
   idempotency: IdempotencyStore;
   activity: ActivityReader;
+  /** Bounces, statistics and message sources: further reads of the activity store. */
+  bounces: BounceReader;
+  stats: OutboundStatsReader;
+  dumps: MessageDumps;
   /** The organization's webhooks (`/webhooks`): the use case, with its secret key, mode and resolver. */
   webhooks: WebhooksService;
   /** The clock and id source (passed in, so the domain never reads them itself). */

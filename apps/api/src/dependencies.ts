@@ -2,13 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { WebhooksService } from '@sendline/application';
 import {
   AccountsView,
+  ActivityQueries,
   AllowanceCounter,
   ClickHouseActivityReader,
+  ClickHouseBounceReader,
+  ClickHouseOutboundStatsReader,
   createClickHouse,
   createRedis,
   EventStore,
   IdempotencyStore,
   mailHostFromEnv,
+  RebuiltMessageDumps,
   secretKeyFromEnv,
   SuppressionView,
   systemHostResolver,
@@ -35,16 +39,23 @@ export function connectApiDependencies(
   const clickhouse = createClickHouse(addresses.clickhouseUrl);
   const store = EventStore.at(addresses, options.clientId ?? 'api');
   const accounts = new AccountsView(redis);
+  const suppressions = new SuppressionView(redis);
+  const activityQueries = new ActivityQueries(clickhouse, addresses.clickhouseDatabase);
   const now = () => Date.now();
   const newId = () => randomUUID();
   const deps: ApiDependencies = {
     store,
     redis,
     accounts,
-    suppressions: new SuppressionView(redis),
+    suppressions,
     allowance: new AllowanceCounter(redis),
     idempotency: new IdempotencyStore(redis),
     activity: new ClickHouseActivityReader(clickhouse, addresses.clickhouseDatabase),
+    bounces: new ClickHouseBounceReader(activityQueries, (organizationId, emails) =>
+      suppressions.suppressedAmong(organizationId, emails),
+    ),
+    stats: new ClickHouseOutboundStatsReader(activityQueries),
+    dumps: new RebuiltMessageDumps(activityQueries, store),
     webhooks: new WebhooksService({
       store,
       view: accounts,

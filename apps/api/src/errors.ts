@@ -93,6 +93,8 @@ export const ERROR_CATALOGUE = {
   TooManyBatchMessages: entry(410, 422, '{detail}', 'A batch may hold at most 500 messages.'),
   ForbiddenAttachmentType: entry(411, 422, '{detail}', 'An attachment has a forbidden file type.'),
   MessageNotFound: entry(701, 404, 'Message {messageId} was not found.', 'This message was not found.'),
+  /** A bounce id the organization has no bounce of (or one past the 30 days kept). */
+  BounceNotFound: entry(701, 404, 'Bounce {bounceId} was not found.', 'This bounce was not found.'),
   InvalidMessageStream: entry(
     1235,
     422,

@@ -1,4 +1,4 @@
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { addressDomain, canonicalAddress, type MessageAcceptedData } from '@sendline/domain';
 import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
@@ -14,6 +14,9 @@ import { InfrastructureError } from '../errors';
  *   are only in the envelope);
  * - Message-ID `<messageId@fromDomain>`: the same on every attempt, so a receiver can deduplicate;
  * - Date: when the API accepted the message (also the same on every attempt);
+ * - MIME boundaries derived from the message id (nodemailer's default is random): the same message composes to the
+ *   same bytes every time, so the API can show a message's source (`GET /messages/outbound/{id}/dump`) by composing
+ *   it again;
  * - the custom headers in their order;
  * - text and HTML bodies (multipart/alternative when both), attachments (multipart/mixed), and
  *   attachments with a ContentID as inline parts next to the HTML (multipart/related), referenced
@@ -48,6 +51,11 @@ function contentIdOf(contentId: string): string {
   return contentId.replace(/^cid:/i, '');
 }
 
+/** The shared part of a message's MIME boundaries: 16 hex digits of its id's hash (unknown to whoever wrote the body). */
+function boundaryOf(messageId: string): string {
+  return createHash('sha256').update(`mime-boundary\0${messageId}`).digest('hex').slice(0, 16);
+}
+
 export async function composeMessage(message: MessageAcceptedData): Promise<Buffer> {
   const mailbox = (m: { email: string; name?: string }) => ({ address: m.email, name: m.name ?? '' });
   const composer = new MailComposer({
@@ -72,6 +80,7 @@ export async function composeMessage(message: MessageAcceptedData): Promise<Buff
     disableFileAccess: true,
     disableUrlAccess: true,
     newline: 'win',
+    baseBoundary: boundaryOf(message.messageId),
   });
   const node = composer.compile();
   node.keepBcc = false;

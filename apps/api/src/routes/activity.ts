@@ -6,17 +6,20 @@ import { ApiError } from '../errors';
 import { assertOutboundStream } from '../messageStream';
 import { documentedEnum, errorResponses } from '../openapi';
 
-const MAX_COUNT = 500;
+export const MAX_COUNT = 500;
 /** 1 to 500 (leading zeros allowed); a number past that is refused by the schema, as any other count. */
-const Count = Type.String({ pattern: '^0*([1-9][0-9]?|[1-4][0-9][0-9]|500)$', description: '1 to 500; default 100' });
-const Offset = Type.String({ pattern: '^[0-9]{1,9}$', description: 'default 0' });
+export const Count = Type.String({
+  pattern: '^0*([1-9][0-9]?|[1-4][0-9][0-9]|500)$',
+  description: '1 to 500; default 100',
+});
+export const Offset = Type.String({ pattern: '^[0-9]{1,9}$', description: 'default 0' });
 /** Postmark's `YYYY-MM-DD` (the whole day) or `YYYY-MM-DDTHH:MM:SS` (UTC unless a zone is given). */
-const DateFilter = Type.String({
+export const DateFilter = Type.String({
   pattern:
     '^(|[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,3})?(Z|[+-]([01][0-9]|2[0-3]):?[0-5][0-9])?)?)$',
   description: 'YYYY-MM-DD (whole day, UTC) or YYYY-MM-DDTHH:MM:SS (UTC unless a zone is given)',
 });
-const StreamFilter = documentedEnum(Type.String({ description: "Only 'outbound' (empty: no filter)" }), [
+export const StreamFilter = documentedEnum(Type.String({ description: "Only 'outbound' (empty: no filter)" }), [
   'outbound',
   '',
 ]);
@@ -79,7 +82,7 @@ const DetailsResponse = Type.Object({
   ),
 });
 
-function dateFilter(name: string, value: string | undefined, endOfDay: boolean): number | undefined {
+export function dateFilter(name: string, value: string | undefined, endOfDay: boolean): number | undefined {
   if (value === undefined || value === '') return undefined;
   // Postmark takes "2026-11-01" or "2026-11-01T12:00:00" (UTC when no zone is given).
   const withZone = /^\d{4}-\d{2}-\d{2}$/.test(value)
@@ -96,7 +99,7 @@ function dateFilter(name: string, value: string | undefined, endOfDay: boolean):
 }
 
 /** The lower-case spelling of a filter, else the camelCase one; an empty value counts as absent. */
-const either = (lower: string | undefined, camel: string | undefined) => (lower ? lower : camel);
+export const either = (lower: string | undefined, camel: string | undefined) => (lower ? lower : camel);
 
 const mailbox = (entry: AddressEntry) => ({ Email: entry.email, Name: entry.name });
 const formatFrom = (m: MessageSummary) =>
@@ -166,6 +169,27 @@ export function activityRoutes(deps: ApiDependencies) {
         set('toDate', dateFilter('todate', either(q.todate, q.toDate), true));
         const { total, messages } = await deps.activity.list(key.organizationId, filters);
         return { TotalCount: total, Messages: messages.map(toWire) };
+      },
+    );
+
+    app.get(
+      '/messages/outbound/:messageId/dump',
+      {
+        config: { scope: 'email:read' },
+        schema: {
+          tags: ['activity'],
+          summary:
+            'The MIME source of a message as composed and sent (rebuilt from its accepted event; without the DKIM-Signature header)',
+          params: Type.Object({ messageId: Type.String() }),
+          response: { 200: Type.Object({ Body: Type.String() }), ...errorResponses([401, 403, 404, 503]) },
+        },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        const { messageId } = request.params;
+        const source = await deps.dumps.dump(key.organizationId, messageId);
+        if (!source) throw new ApiError('MessageNotFound', { messageId });
+        return { Body: source.toString('utf8') };
       },
     );
 

@@ -44,14 +44,21 @@ function suppliedAddress(entry: unknown): unknown {
   return typeof entry === 'object' && entry !== null && 'EmailAddress' in entry ? entry.EmailAddress : undefined;
 }
 
-export function suppressionRoutes(deps: ApiDependencies) {
-  // The view forgets a deleted address as soon as its event is appended: the caller reads its own write (the
-  // projector's copy of this is a no-op).
-  const suppressions = new CommandHandler({
+/**
+ * The suppression commands of the API (deleting an address here, reactivating a bounce's address in bounces.ts):
+ * the suppression decider through the CommandHandler. The view forgets a deleted address as soon as its event is
+ * appended: the caller reads its own write (the projector's copy of this is a no-op).
+ */
+export function suppressionCommands(deps: Pick<ApiDependencies, 'store' | 'suppressions'>) {
+  return new CommandHandler({
     decider: suppressionDecider,
     store: deps.store,
-    apply: (events) => deps.suppressions.apply(events),
+    apply: (events: SuppressionEvent[]) => deps.suppressions.apply(events),
   });
+}
+
+export function suppressionRoutes(deps: ApiDependencies) {
+  const suppressions = suppressionCommands(deps);
   return async function (app: Api): Promise<void> {
     app.get(
       '/message-streams/:stream/suppressions/dump',

@@ -5,7 +5,7 @@
  *   whole when a partition did not acknowledge it, fail-fast when no broker is reachable);
  * - `consumer.ts`: the consumer loop (at-least-once, a failing batch split into single events, outages waited
  *   out, dead letters, a view's own positions);
- * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`);
+ * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`) and of one event (`readAt`);
  * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
  * - `kafka.ts`: the kafkajs client and its log lines; `events.ts`: the shapes of what is stored and read.
  *
@@ -128,6 +128,11 @@ export class EventStore {
     timeoutMs?: number,
   ): Promise<number> {
     return this.reader.readRange(ranges, handle, timeoutMs);
+  }
+
+  /** The one event at an offset of a partition (see reader.ts). */
+  readAt(topic: string, partition: number, offset: bigint, timeoutMs?: number): Promise<StoredEvent | undefined> {
+    return this.reader.readAt(topic, partition, offset, timeoutMs);
   }
 
   disconnect(): Promise<void> {

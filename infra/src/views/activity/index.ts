@@ -4,7 +4,8 @@
  * projector's batched writer (writer.ts, with the rows it keeps in memory in messageCache.ts and its reads and
  * inserts in tables.ts), how a batch is applied (apply.ts), the retention sweep (retention.ts), the fingerprint
  * per organization (fingerprint.ts), and how a replay rebuilds it into a fresh database and swaps its tables
- * in (rebuild.ts).
+ * in (rebuild.ts). The API's other reads share query.ts: bounces (bounces.ts), outbound statistics (stats.ts) and a
+ * sent message's MIME source, rebuilt from its accepted event (dump.ts).
  */
 export * from './types';
 export * from './rows';
@@ -14,6 +15,10 @@ export { normalizeRow } from './tables';
 export { rowWeight } from './messageCache';
 export * from './apply';
 export * from './reader';
+export * from './query';
+export * from './bounces';
+export * from './stats';
+export * from './dump';
 export * from './retention';
 export * from './fingerprint';
 export * from './rebuild';

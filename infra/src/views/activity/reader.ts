@@ -1,7 +1,8 @@
-import { ClickHouseError } from '@clickhouse/client';
 import type { MessageListingStatus } from '@sendline/domain';
 import { ServiceUnavailableError } from '../../availability';
-import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
+import { sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
+import { bounceIdOf } from './bounces';
+import { ActivityQueries } from './query';
 import { utcDay, type MessageRow } from './rows';
 import type {
   ActivityEvent,
@@ -136,7 +137,8 @@ function activityEventsOf(record: EventRecord, activeRecipients: readonly string
     case 'SoftBounced':
       return one('Bounced', {
         Summary: record.summary,
-        BounceID: record.event_id,
+        // The bounce's ID in the bounce endpoints (GET /bounces/{id}), as a string like every Details value.
+        BounceID: String(bounceIdOf(record.event_id)),
         BounceType: record.type === 'HardBounced' ? 'HardBounce' : 'SoftBounce',
         DeliveryMessage: record.smtp_response,
         SmtpCode: record.smtp_code ? String(record.smtp_code) : '',
@@ -159,20 +161,17 @@ function activityEventsOf(record: EventRecord, activeRecipients: readonly string
  * status filter applies after FINAL, since the status is what changes between versions.
  */
 export class ClickHouseActivityReader implements ActivityReader {
+  private readonly queries: ActivityQueries;
   private readonly db: string;
-  private readonly timeoutMs: number;
 
   constructor(
     private readonly client: ClickHouseClient,
     database: string,
-    /**
-     * How long one read (all its queries) may take (default 1500 ms). A ClickHouse that is down, restarting or
-     * not answering is a ServiceUnavailableError (the API answers 503) within this, never a hang.
-     */
+    /** How long one read (all its queries) may take (default 1500 ms): see ActivityQueries. */
     options: { timeoutMs?: number } = {},
   ) {
-    this.db = sqlIdentifier(database);
-    this.timeoutMs = options.timeoutMs ?? 1500;
+    this.queries = new ActivityQueries(client, database, options);
+    this.db = this.queries.db;
   }
 
   async list(organizationId: string, filters: ActivityFilters): Promise<{ total: number; messages: MessageSummary[] }> {
@@ -198,7 +197,7 @@ export class ClickHouseActivityReader implements ActivityReader {
       outer = `WHERE status IN (${statuses.map(sqlString).join(', ')})`;
     }
     const inner = `SELECT ${SUMMARY_COLUMNS.join(', ')} FROM ${this.db}.messages FINAL WHERE ${where.join(' AND ')}`;
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    const signal = this.queries.deadline();
     const [counted, page] = await Promise.all([
       this.query<{ total: string }>(`SELECT count() AS total FROM (${inner}) ${outer}`, signal),
       this.query<SummaryRecord>(
@@ -213,7 +212,7 @@ export class ClickHouseActivityReader implements ActivityReader {
   async details(organizationId: string, messageId: string): Promise<MessageDetails | null> {
     const org = sqlString(organizationId);
     const id = sqlString(messageId);
-    const signal = AbortSignal.timeout(this.timeoutMs);
+    const signal = this.queries.deadline();
     // message_events is ordered by (organization, message): its rows give the message's day, so
     // the message row is read from that day's partition only.
     const readEvents = () =>
@@ -257,23 +256,7 @@ export class ClickHouseActivityReader implements ActivityReader {
     }
   }
 
-  /**
-   * One query, given up when `signal` fires. The server's own refusals (ClickHouseError: a bad query, a limit)
-   * stay what they are; anything else (refused or reset connection, no answer in time) means ClickHouse is out
-   * of reach.
-   */
-  private async query<T>(query: string, signal: AbortSignal): Promise<T[]> {
-    try {
-      return await (await this.client.query({ query, format: 'JSONEachRow', abort_signal: signal })).json<T>();
-    } catch (cause) {
-      if (cause instanceof ClickHouseError) throw cause;
-      throw new ServiceUnavailableError(
-        'clickhouse',
-        signal.aborted
-          ? `the activity store did not answer within ${this.timeoutMs} ms`
-          : `the activity store cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
-        { retriable: true, cause },
-      );
-    }
+  private query<T>(query: string, signal: AbortSignal): Promise<T[]> {
+    return this.queries.query<T>(query, signal);
   }
 }

@@ -72,6 +72,11 @@ export class SuppressionView {
     return lowered.map((addresses) => new Set(addresses.filter((address) => suppressed.has(address))));
   }
 
+  /** How many addresses the organization suppresses (Postmark's InactiveMails). One round trip. */
+  count(organizationId: string): Promise<number> {
+    return this.redis.hlen(this.keyOf(organizationId));
+  }
+
   async list(organizationId: string): Promise<SuppressionEntry[]> {
     const all = await this.redis.hgetall(this.keyOf(organizationId));
     return Object.entries(all)

@@ -1,0 +1,185 @@
+import { BOUNCE_KINDS, type BounceKind, type StatsFilters } from '@sendline/infra';
+import { Type, type Static } from 'typebox';
+import { requireKey } from '../auth';
+import { BOUNCE_TYPE_OF_KIND } from '../bounceTypes';
+import type { Api, ApiDependencies } from '../context';
+import { assertOutboundStream } from '../messageStream';
+import { errorResponses } from '../openapi';
+import { DateFilter, dateFilter, either, StreamFilter } from './activity';
+
+/**
+ * Postmark's outbound statistics, from the activity store: per UTC day (Postmark counts in its own time zone), over
+ * the 30 days kept. Sent counts messages taken by the mail server; bounces are final failures, per recipient (see
+ * infra/src/views/activity/stats.ts). What this service does not do (opens, clicks, spam complaints, an SMTP API)
+ * is counted as 0.
+ */
+
+const StatsQuery = Type.Object(
+  {
+    tag: Type.Optional(Type.String()),
+    fromdate: Type.Optional(DateFilter),
+    fromDate: Type.Optional(DateFilter),
+    todate: Type.Optional(DateFilter),
+    toDate: Type.Optional(DateFilter),
+    messagestream: Type.Optional(StreamFilter),
+    messageStream: Type.Optional(StreamFilter),
+  },
+  { additionalProperties: true },
+);
+
+const Overview = Type.Object({
+  Sent: Type.Integer(),
+  Bounced: Type.Integer(),
+  SMTPApiErrors: Type.Integer(),
+  BounceRate: Type.Number({ description: 'Bounced / Sent × 100, to 3 decimals (0 when nothing was sent)' }),
+  SpamComplaints: Type.Integer(),
+  SpamComplaintsRate: Type.Number(),
+  Opens: Type.Integer(),
+  UniqueOpens: Type.Integer(),
+  Tracked: Type.Integer(),
+  WithLinkTracking: Type.Integer(),
+  WithOpenTracking: Type.Integer(),
+  TotalTrackedLinksSent: Type.Integer(),
+  UniqueLinksClicked: Type.Integer(),
+  TotalClicks: Type.Integer(),
+  WithClientRecorded: Type.Integer(),
+  WithPlatformRecorded: Type.Integer(),
+  WithReadTimeRecorded: Type.Integer(),
+});
+
+const SentCounts = Type.Object({
+  Days: Type.Array(Type.Object({ Date: Type.String(), Sent: Type.Integer() })),
+  Sent: Type.Integer(),
+});
+
+/** Postmark's four bounce-count keys, and Blocked for refusals by policy (so that the keys add up to Bounced). */
+const BounceCountFields = {
+  HardBounce: Type.Integer(),
+  SoftBounce: Type.Integer(),
+  Transient: Type.Integer(),
+  SMTPApiError: Type.Integer(),
+  Blocked: Type.Integer(),
+};
+const BounceCounts = Type.Object({
+  Days: Type.Array(Type.Object({ Date: Type.String(), ...BounceCountFields })),
+  ...BounceCountFields,
+});
+type BounceCountKeys = Omit<Static<typeof BounceCounts>, 'Days'>;
+
+const ERRORS = errorResponses([401, 403, 422, 503], {
+  422: 'ErrorCode 300: a date filter is invalid; ErrorCode 1235: a message stream other than outbound',
+});
+
+function bounceCountKeys(counts: Record<BounceKind, number>): BounceCountKeys {
+  // Deferrals are retried, not bounced: Transient stays 0; there is no SMTP API.
+  const keys: BounceCountKeys = { HardBounce: 0, SoftBounce: 0, Transient: 0, SMTPApiError: 0, Blocked: 0 };
+  for (const kind of BOUNCE_KINDS)
+    keys[BOUNCE_TYPE_OF_KIND[kind].type as 'HardBounce' | 'SoftBounce' | 'Blocked'] += counts[kind];
+  return keys;
+}
+
+export function statsRoutes(deps: ApiDependencies) {
+  function filtersOf(q: Static<typeof StatsQuery>): StatsFilters {
+    for (const stream of [q.messagestream, q.messageStream]) {
+      if (stream !== undefined && stream !== '') assertOutboundStream(stream);
+    }
+    const filters: StatsFilters = {};
+    if (q.tag) filters.tag = q.tag;
+    const fromDate = dateFilter('fromdate', either(q.fromdate, q.fromDate), false);
+    const toDate = dateFilter('todate', either(q.todate, q.toDate), true);
+    if (fromDate !== undefined) filters.fromDate = fromDate;
+    if (toDate !== undefined) filters.toDate = toDate;
+    return filters;
+  }
+
+  return async function (app: Api): Promise<void> {
+    app.get(
+      '/stats/outbound',
+      {
+        config: { scope: 'email:read' },
+        schema: {
+          tags: ['stats'],
+          summary: 'Outbound overview: sent, bounced, bounce rate',
+          querystring: StatsQuery,
+          response: { 200: Overview, ...ERRORS },
+        },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        const filters = filtersOf(request.query);
+        const [sent, bounces] = await Promise.all([
+          deps.stats.sentByDay(key.organizationId, filters),
+          deps.stats.bouncesByDay(key.organizationId, filters),
+        ]);
+        const Sent = sent.reduce((sum, day) => sum + day.sent, 0);
+        const Bounced = bounces.reduce(
+          (sum, day) => sum + BOUNCE_KINDS.reduce((s, kind) => s + day.counts[kind], 0),
+          0,
+        );
+        return {
+          Sent,
+          Bounced,
+          SMTPApiErrors: 0,
+          BounceRate: Sent === 0 ? 0 : Math.round((Bounced / Sent) * 100_000) / 1000,
+          SpamComplaints: 0,
+          SpamComplaintsRate: 0,
+          Opens: 0,
+          UniqueOpens: 0,
+          Tracked: 0,
+          WithLinkTracking: 0,
+          WithOpenTracking: 0,
+          TotalTrackedLinksSent: 0,
+          UniqueLinksClicked: 0,
+          TotalClicks: 0,
+          WithClientRecorded: 0,
+          WithPlatformRecorded: 0,
+          WithReadTimeRecorded: 0,
+        };
+      },
+    );
+
+    app.get(
+      '/stats/outbound/sends',
+      {
+        config: { scope: 'email:read' },
+        schema: {
+          tags: ['stats'],
+          summary: 'Messages sent per day (days with none are left out)',
+          querystring: StatsQuery,
+          response: { 200: SentCounts, ...ERRORS },
+        },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        const days = await deps.stats.sentByDay(key.organizationId, filtersOf(request.query));
+        return {
+          Days: days.map((day) => ({ Date: day.date, Sent: day.sent })),
+          Sent: days.reduce((sum, day) => sum + day.sent, 0),
+        };
+      },
+    );
+
+    app.get(
+      '/stats/outbound/bounces',
+      {
+        config: { scope: 'email:read' },
+        schema: {
+          tags: ['stats'],
+          summary: 'Bounces per day and type (days with none are left out)',
+          querystring: StatsQuery,
+          response: { 200: BounceCounts, ...ERRORS },
+        },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        const days = await deps.stats.bouncesByDay(key.organizationId, filtersOf(request.query));
+        const total = Object.fromEntries(BOUNCE_KINDS.map((kind) => [kind, 0])) as Record<BounceKind, number>;
+        for (const day of days) for (const kind of BOUNCE_KINDS) total[kind] += day.counts[kind];
+        return {
+          Days: days.map((day) => ({ Date: day.date, ...bounceCountKeys(day.counts) })),
+          ...bounceCountKeys(total),
+        };
+      },
+    );
+  };
+}

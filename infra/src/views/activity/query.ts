@@ -1,0 +1,58 @@
+import { ClickHouseError, type ClickHouseSettings } from '@clickhouse/client';
+import { ServiceUnavailableError } from '../../availability';
+import { sqlIdentifier, type ClickHouseClient } from '../../clickhouse/client';
+
+/**
+ * How the API's readers of the activity store (reader.ts, bounces.ts, stats.ts, dump.ts) query it: the database
+ * name made safe once, and one query given up when its read's time is out. Every value in the SQL is an escaped
+ * literal (`sqlString`, `sqlNumber`): ClickHouse 18.16 has no query parameters.
+ */
+export class ActivityQueries {
+  readonly db: string;
+  readonly timeoutMs: number;
+
+  constructor(
+    readonly client: ClickHouseClient,
+    database: string,
+    /**
+     * How long one read (all its queries) may take (default 1500 ms). A ClickHouse that is down, restarting or
+     * not answering is a ServiceUnavailableError (the API answers 503) within this, never a hang.
+     */
+    options: { timeoutMs?: number } = {},
+  ) {
+    this.db = sqlIdentifier(database);
+    this.timeoutMs = options.timeoutMs ?? 1500;
+  }
+
+  /** The signal of one read: every query of the read shares it. */
+  deadline(): AbortSignal {
+    return AbortSignal.timeout(this.timeoutMs);
+  }
+
+  /**
+   * One query, given up when `signal` fires (`settings` for this query only, e.g. a longer `max_query_size`). The server's own refusals (ClickHouseError: a bad query, a limit)
+   * stay what they are; anything else (refused or reset connection, no answer in time) means ClickHouse is out
+   * of reach.
+   */
+  async query<T>(query: string, signal: AbortSignal, settings?: ClickHouseSettings): Promise<T[]> {
+    try {
+      return await (
+        await this.client.query({
+          query,
+          format: 'JSONEachRow',
+          abort_signal: signal,
+          ...(settings && { clickhouse_settings: settings }),
+        })
+      ).json<T>();
+    } catch (cause) {
+      if (cause instanceof ClickHouseError) throw cause;
+      throw new ServiceUnavailableError(
+        'clickhouse',
+        signal.aborted
+          ? `the activity store did not answer within ${this.timeoutMs} ms`
+          : `the activity store cannot be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
+        { retriable: true, cause },
+      );
+    }
+  }
+}
