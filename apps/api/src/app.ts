@@ -31,6 +31,8 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
       ? { loggerInstance: logger as FastifyBaseLogger }
       : { logger: (logger as boolean | { level: string } | undefined) ?? false }),
     bodyLimit: SINGLE_BODY_LIMIT,
+    // Postmark's Java client asks for `/email/` and `/messages/outbound/?count=…`: a trailing slash names the same route.
+    routerOptions: { ignoreTrailingSlash: true },
     // Types are not coerced: a To of 5 is an error, not the string "5".
     // DOCUMENTED is for the OpenAPI document only (see openapi.ts): validation ignores it.
     ajv: {
@@ -89,20 +91,31 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
   registerMetrics(app);
 
   await app.register(healthRoutes(deps));
-  await app.register(
-    async (v1) => {
-      await v1.register(emailRoutes(deps));
-      await v1.register(activityRoutes(deps));
-      await v1.register(suppressionRoutes(deps));
-      await v1.register(bounceRoutes(deps));
-      await v1.register(statsRoutes(deps));
-      await v1.register(accountRoutes(deps));
-      await v1.register(webhookRoutes(deps));
-      await v1.register(webhookDeliveryRoutes(deps));
-      v1.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-    },
-    { prefix: '/v1' },
-  );
+  // Each route plugin made once, registered at both addresses below.
+  const routes = [
+    emailRoutes(deps),
+    activityRoutes(deps),
+    suppressionRoutes(deps),
+    bounceRoutes(deps),
+    statsRoutes(deps),
+    accountRoutes(deps),
+    webhookRoutes(deps),
+    webhookDeliveryRoutes(deps),
+  ];
+  const postmarkRoutes = async (v1: Api): Promise<void> => {
+    for (const route of routes) await v1.register(route);
+    v1.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  };
+  // `/v1` is the documented address. The same routes are served at the root too, undocumented: some Postmark
+  // clients resolve their absolute endpoint paths ("/email") against the base address, which drops its path
+  // (postmarker's urljoin, the Rust crate's Url::join), so no setting of theirs reaches /v1.
+  await app.register(postmarkRoutes, { prefix: '/v1' });
+  await app.register(async (root) => {
+    root.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    await root.register(postmarkRoutes);
+  });
   undeclaredMethods.answerUndeclaredMethods();
   return app;
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { MAX_BATCH_MESSAGES, validateBatchSize } from '@sendline/domain';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import { requireKey } from '../auth';
 import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type Api, type ApiDependencies } from '../context';
 import { ApiError } from '../errors';
@@ -13,35 +13,39 @@ const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
     'One address or a comma-separated list ("Name <a@x.com>, b@y.com"); an array of such strings is accepted too',
 });
 
+/**
+ * An optional field that may also be null, taken as absent (as Postmark does, and as the domain's validation does):
+ * postmarker, the most used Python client, sends every field it knows, null where the caller gave none.
+ */
+const Optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+
 /** Postmark's send request. Types are checked here; every rule (addresses, sizes, headers) by the domain. */
 export const SendRequest = Type.Object(
   {
     From: Type.String(),
     To: Address,
-    Cc: Type.Optional(Address),
-    Bcc: Type.Optional(Address),
-    Subject: Type.Optional(Type.String()),
-    Tag: Type.Optional(Type.String()),
-    HtmlBody: Type.Optional(Type.String()),
-    TextBody: Type.Optional(Type.String()),
-    ReplyTo: Type.Optional(Address),
-    Headers: Type.Optional(Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() }))),
-    Metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
-    Attachments: Type.Optional(
+    Cc: Optional(Address),
+    Bcc: Optional(Address),
+    Subject: Optional(Type.String()),
+    Tag: Optional(Type.String()),
+    HtmlBody: Optional(Type.String()),
+    TextBody: Optional(Type.String()),
+    ReplyTo: Optional(Address),
+    Headers: Optional(Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() }))),
+    Metadata: Optional(Type.Record(Type.String(), Type.String())),
+    Attachments: Optional(
       Type.Array(
         Type.Object({
           Name: Type.String(),
           Content: Type.String({ description: 'base64' }),
           ContentType: Type.String(),
-          ContentID: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+          ContentID: Optional(Type.String()),
         }),
       ),
     ),
-    TrackOpens: Type.Optional(Type.Boolean({ description: 'Accepted and ignored' })),
-    TrackLinks: Type.Optional(Type.Union(['None', 'HtmlAndText', 'HtmlOnly', 'TextOnly'].map((v) => Type.Literal(v)))),
-    MessageStream: Type.Optional(
-      documentedEnum(Type.String({ description: 'ErrorCode 1235 for another' }), ['outbound']),
-    ),
+    TrackOpens: Optional(Type.Boolean({ description: 'Accepted and ignored' })),
+    TrackLinks: Optional(Type.Union(['None', 'HtmlAndText', 'HtmlOnly', 'TextOnly'].map((v) => Type.Literal(v)))),
+    MessageStream: Optional(documentedEnum(Type.String({ description: 'ErrorCode 1235 for another' }), ['outbound'])),
   },
   { additionalProperties: true },
 );
