@@ -19,7 +19,7 @@ try {
   for (const type of eventSchemas.keys()) {
     const sample = {
       type,
-      data: { messageId: 'x', emailAddress: 'x', email: 'x', domain: 'x', keyId: 'x' },
+      data: { messageId: 'x', emailAddress: 'x', email: 'x', domain: 'x', keyId: 'x', callId: 'x' },
       metadata: { organizationId: 'x' },
     };
     await store.codec.schemaId(routeEvent(sample, store.topics).topic, type);
