@@ -6,7 +6,7 @@ import { isValidAllowance } from './allowance';
 import { isKeyPrefix } from './apiKeys';
 import { dkimPublicKeyBase64, hasVerificationRecord, joinTxtRecord, verificationRecordName } from './dns';
 import type { TxtRecord } from './dns';
-import type { AccountEvent, OrganizationState } from './organization';
+import { requireOrganization, type AccountEvent, type OrganizationState } from './organization';
 import {
   isApiKeyMode,
   isRole,
@@ -16,21 +16,7 @@ import {
   normalizeMemberEmail,
   validateScopes,
 } from './rules';
-import {
-  changeWebhookTriggers,
-  isWebhookId,
-  MAX_WEBHOOKS_PER_STREAM,
-  noWebhookTriggers,
-  validateWebhookHeaders,
-  validateWebhookHttpAuth,
-  validateWebhookMessageStream,
-  validateWebhookUrl,
-  webhookNotFound,
-  type WebhookData,
-  type WebhookHeader,
-  type WebhookHttpAuth,
-  type WebhookTriggersChange,
-} from './webhooks';
+import { decideWebhook, type WebhookCommand } from './webhookCommands';
 
 /**
  * Commands of the organization aggregate and the decisions they lead to.
@@ -76,42 +62,6 @@ export type RevokeApiKey = Command<'RevokeApiKey', { keyId: string }>;
 /** Messages per calendar month (UTC), a whole number ≥ 0; null = unlimited. */
 export type SetAllowance = Command<'SetAllowance', { messagesPerMonth: number | null }>;
 
-/**
- * A new webhook. Its id (a positive integer, Postmark's kind) and its signing secret are drawn by the caller, the
- * secret and the HTTP Basic password sealed before they reach the domain. Absent triggers are off.
- */
-export type CreateWebhook = Command<
-  'CreateWebhook',
-  {
-    webhookId: number;
-    url: string;
-    /** Default: outbound. */
-    messageStream?: string;
-    httpAuth?: WebhookHttpAuth | null;
-    httpHeaders?: readonly WebhookHeader[];
-    triggers?: WebhookTriggersChange;
-    signingSecretSealed: string;
-    /** Plain http is accepted: the service runs in development (the caller knows its mode; the domain does not). */
-    allowHttp: boolean;
-  }
->;
-/**
- * A change to a webhook: a field not given keeps its value. `httpAuth: null` drops the credentials; a
- * `passwordSealed` of null keeps the current password (a client sending back the masked password it was shown).
- */
-export type UpdateWebhook = Command<
-  'UpdateWebhook',
-  {
-    webhookId: number;
-    url?: string;
-    httpAuth?: { username: string; passwordSealed: string | null } | null;
-    httpHeaders?: readonly WebhookHeader[];
-    triggers?: WebhookTriggersChange;
-    allowHttp: boolean;
-  }
->;
-export type DeleteWebhook = Command<'DeleteWebhook', { webhookId: number }>;
-
 export type AccountCommand =
   | CreateOrganization
   | AddMember
@@ -122,9 +72,7 @@ export type AccountCommand =
   | IssueApiKey
   | RevokeApiKey
   | SetAllowance
-  | CreateWebhook
-  | UpdateWebhook
-  | DeleteWebhook;
+  | WebhookCommand;
 
 export const ORGANIZATION_NAME_MAX_LENGTH = 100;
 export const API_KEY_NAME_MAX_LENGTH = 100;
@@ -132,14 +80,6 @@ export const API_KEY_NAME_MAX_LENGTH = 100;
 const VERIFICATION_TOKEN = /^[A-Za-z0-9_-]{16,128}$/;
 const DKIM_SELECTOR = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 const ID = /^[A-Za-z0-9_-]{1,100}$/;
-
-function requireOrganization(command: AccountCommand, state: OrganizationState): void {
-  if (state.organization === null) {
-    throw new DomainError('OrganizationNotFound', `organization ${command.metadata.organizationId} does not exist`, {
-      organizationId: command.metadata.organizationId,
-    });
-  }
-}
 
 function createOrganization(command: CreateOrganization, state: OrganizationState): AccountEvent[] {
   const { organizationId } = command.metadata;
@@ -340,113 +280,6 @@ function setAllowance(command: SetAllowance, state: OrganizationState): AccountE
   return [{ type: 'AllowanceSet', data: { messagesPerMonth }, metadata: eventMetadata(command.metadata)() }];
 }
 
-function createWebhook(command: CreateWebhook, state: OrganizationState): AccountEvent[] {
-  requireOrganization(command, state);
-  const { webhookId, signingSecretSealed, allowHttp } = command.data;
-  if (!isWebhookId(webhookId)) {
-    throw new DomainError('InvalidWebhookId', `invalid webhook id ${JSON.stringify(webhookId)}`);
-  }
-  if (state.webhooks.has(webhookId)) {
-    throw new DomainError('WebhookAlreadyExists', `a webhook with id ${webhookId} exists`, { webhookId });
-  }
-  const url = validateWebhookUrl(command.data.url, allowHttp === true);
-  const messageStream = validateWebhookMessageStream(command.data.messageStream ?? 'outbound');
-  const inStream = [...state.webhooks.values()].filter((webhook) => webhook.messageStream === messageStream).length;
-  if (inStream >= MAX_WEBHOOKS_PER_STREAM) {
-    throw new DomainError(
-      'TooManyWebhooks',
-      `The message stream ${messageStream} already has ${MAX_WEBHOOKS_PER_STREAM} webhooks, the most it may have.`,
-      { max: MAX_WEBHOOKS_PER_STREAM },
-    );
-  }
-  const httpAuth = command.data.httpAuth == null ? null : validateWebhookHttpAuth(command.data.httpAuth);
-  const httpHeaders = validateWebhookHeaders(command.data.httpHeaders ?? [], httpAuth !== null);
-  const triggers = changeWebhookTriggers(noWebhookTriggers(), command.data.triggers);
-  if (typeof signingSecretSealed !== 'string' || signingSecretSealed.length === 0) {
-    throw new DomainError('InvalidWebhookSecret', 'the sealed signing secret is missing');
-  }
-  const data: WebhookData = { webhookId, url, messageStream, httpAuth, httpHeaders, triggers, signingSecretSealed };
-  return [{ type: 'WebhookCreated', data, metadata: eventMetadata(command.metadata)() }];
-}
-
-/** A change that leaves the webhook as it was decides nothing. */
-function updateWebhook(command: UpdateWebhook, state: OrganizationState): AccountEvent[] {
-  requireOrganization(command, state);
-  const { webhookId } = command.data;
-  const current = state.webhooks.get(webhookId);
-  if (!current) throw webhookNotFound(webhookId);
-  const url =
-    command.data.url === undefined ? current.url : validateWebhookUrl(command.data.url, command.data.allowHttp);
-  let httpAuth = current.httpAuth;
-  const auth = command.data.httpAuth;
-  if (auth === null) httpAuth = null;
-  else if (auth !== undefined) {
-    const passwordSealed = auth.passwordSealed ?? current.httpAuth?.passwordSealed;
-    if (passwordSealed === undefined) {
-      throw new DomainError('InvalidWebhookHttpAuth', 'HttpAuth.Password is required: the webhook has none to keep.');
-    }
-    httpAuth = validateWebhookHttpAuth({ username: auth.username, passwordSealed });
-  }
-  const httpHeaders = validateWebhookHeaders(command.data.httpHeaders ?? current.httpHeaders, httpAuth !== null);
-  const triggers = changeWebhookTriggers(current.triggers, command.data.triggers);
-  const next: WebhookData = {
-    webhookId,
-    url,
-    messageStream: current.messageStream,
-    httpAuth,
-    httpHeaders,
-    triggers,
-    signingSecretSealed: current.signingSecretSealed,
-  };
-  const before: WebhookData = {
-    webhookId,
-    url: current.url,
-    messageStream: current.messageStream,
-    httpAuth: current.httpAuth,
-    httpHeaders: current.httpHeaders,
-    triggers: current.triggers,
-    signingSecretSealed: current.signingSecretSealed,
-  };
-  if (sameWebhook(before, next)) return [];
-  return [
-    {
-      type: 'WebhookUpdated',
-      data: { ...next, createdAt: current.createdAt },
-      metadata: eventMetadata(command.metadata)(),
-    },
-  ];
-}
-
-function sameWebhook(a: WebhookData, b: WebhookData): boolean {
-  const triggers = (t: WebhookData['triggers']) =>
-    [
-      t.delivery.enabled,
-      t.bounce.enabled,
-      t.bounce.includeContent,
-      t.subscriptionChange.enabled,
-      t.open.enabled,
-      t.open.postFirstOpenOnly,
-      t.click.enabled,
-      t.spamComplaint.enabled,
-      t.spamComplaint.includeContent,
-    ].join();
-  return (
-    a.url === b.url &&
-    a.httpAuth?.username === b.httpAuth?.username &&
-    a.httpAuth?.passwordSealed === b.httpAuth?.passwordSealed &&
-    JSON.stringify(a.httpHeaders.map((h) => [h.name, h.value])) ===
-      JSON.stringify(b.httpHeaders.map((h) => [h.name, h.value])) &&
-    triggers(a.triggers) === triggers(b.triggers)
-  );
-}
-
-function deleteWebhook(command: DeleteWebhook, state: OrganizationState): AccountEvent[] {
-  requireOrganization(command, state);
-  const { webhookId } = command.data;
-  if (!state.webhooks.has(webhookId)) throw webhookNotFound(webhookId);
-  return [{ type: 'WebhookDeleted', data: { webhookId }, metadata: eventMetadata(command.metadata)() }];
-}
-
 export function decideOrganization(command: AccountCommand, state: OrganizationState): AccountEvent[] {
   switch (command.type) {
     case 'CreateOrganization':
@@ -468,11 +301,9 @@ export function decideOrganization(command: AccountCommand, state: OrganizationS
     case 'SetAllowance':
       return setAllowance(command, state);
     case 'CreateWebhook':
-      return createWebhook(command, state);
     case 'UpdateWebhook':
-      return updateWebhook(command, state);
     case 'DeleteWebhook':
-      return deleteWebhook(command, state);
+      return decideWebhook(command, state);
     default:
       return assertNever(command);
   }

@@ -1,11 +1,12 @@
 /**
  * Organizations, members, sending domains, API keys and the monthly allowance: the organization decider
- * (commands.ts decides, organization.ts evolves), the DNS records a domain publishes (dns.ts), API key formats
+ * (commands.ts decides, webhookCommands.ts for its webhooks; organization.ts evolves), the DNS records a domain publishes (dns.ts), API key formats
  * (apiKeys.ts), the allowance's period (allowance.ts) and the rules of a webhook's configuration (webhooks.ts).
  */
 export * from './rules';
 export * from './organization';
 export * from './commands';
+export * from './webhookCommands';
 export * from './decider';
 export * from './apiKeys';
 export * from './dns';

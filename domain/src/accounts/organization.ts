@@ -1,4 +1,5 @@
-import type { DomainEvent } from '../event';
+import { DomainError } from '../domainError';
+import type { CommandMetadata, DomainEvent } from '../event';
 import type { ApiKeyMode, Role, Scope } from './rules';
 import { webhookEventKey, type WebhookEvent, type WebhookState } from './webhooks';
 
@@ -249,5 +250,14 @@ export function accountEventKey(event: AccountEvent): string {
       const unknown: never = event;
       throw new Error(`no key for account event ${JSON.stringify(unknown)}`);
     }
+  }
+}
+
+/** Refuses a command for an organization that does not exist (yet, or any more). */
+export function requireOrganization(command: { metadata: CommandMetadata }, state: OrganizationState): void {
+  if (state.organization === null) {
+    throw new DomainError('OrganizationNotFound', `organization ${command.metadata.organizationId} does not exist`, {
+      organizationId: command.metadata.organizationId,
+    });
   }
 }
