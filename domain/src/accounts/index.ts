@@ -1,7 +1,8 @@
 /**
- * Organizations, members, sending domains, API keys and the monthly allowance: the organization decider
- * (commands.ts decides, webhookCommands.ts for its webhooks; organization.ts evolves), the DNS records a domain publishes (dns.ts), API key formats
- * (apiKeys.ts), the allowance's period (allowance.ts) and the rules of a webhook's configuration (webhooks.ts).
+ * Organizations, members, sending domains, API keys, webhooks and the monthly allowance: the organization decider
+ * (commands.ts decides, webhookCommands.ts for its webhooks; organization.ts evolves), the DNS records a domain
+ * publishes (dns.ts), API key formats (apiKeys.ts), the allowance's period (allowance.ts) and the rules of a
+ * webhook's configuration (webhooks.ts).
  */
 export * from './rules';
 export * from './organization';
