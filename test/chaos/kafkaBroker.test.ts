@@ -56,6 +56,22 @@ describe('one broker of three killed during keyed sends', () => {
       const victim = before.find((p) => p.partitionId === 0)!.leader;
       const led = before.filter((p) => p.leader === victim).map((p) => p.partitionId);
 
+      // Warm the path first. On a cold three-broker stack (JVMs still compiling, the first produce requests, the
+      // registry's first lookups) the first seconds of a 300/s load backed up to 15 s answers before the kill in
+      // one CI run (the harness's 15 s request timeout then fired 33 times), which this test would blame on the
+      // kill. The warm-up's messages are delivered too, and are expected.
+      const warmUp = await keyedLoad({
+        baseUrl: pipeline.baseUrl,
+        apiKey: pipeline.org.liveKey,
+        count: 100,
+        ratePerSecond: 50,
+        message: (i) => pipeline.message(RATE_PER_SECOND * SECONDS + i),
+        retryForMs: 60_000,
+        retryDelayMs: 500,
+      });
+      expect(summarize(warmUp).accepted).toBe(warmUp.length);
+      const warmUpIds = new Set(warmUp.map((send) => send.messageId!));
+
       const started = Date.now();
       const loading = keyedLoad({
         baseUrl: pipeline.baseUrl,
@@ -147,7 +163,7 @@ describe('one broker of three killed during keyed sends', () => {
       const deliveries = pipeline.deliveriesByMessageId();
       const lost = [...expected].filter((id) => !deliveries.has(id));
       const twice = [...deliveries.entries()].filter(([, n]) => n > 1);
-      const unexpected = [...deliveries.keys()].filter((id) => !expected.has(id));
+      const unexpected = [...deliveries.keys()].filter((id) => !expected.has(id) && !warmUpIds.has(id));
       console.log(
         `chaos kafka broker: ${JSON.stringify({ ...figures, lost: lost.length, deliveredTwice: twice.length, unexpected: unexpected.length })}`,
       );
