@@ -181,6 +181,8 @@ export interface KeyedLoadOptions {
   retryForMs: number;
   /** Pause between two attempts of one send (default 500 ms; a Retry-After header is honoured). */
   retryDelayMs?: number;
+  /** How long one attempt waits for its answer before it counts as a transport failure (default 15 s). */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -201,9 +203,14 @@ export async function keyedLoad(options: KeyedLoadOptions): Promise<KeyedSend[]>
     running.push(
       (async () => {
         for (;;) {
-          const answer = await post(options.baseUrl, '/email', options.apiKey, send.body, {
-            'Idempotency-Key': send.key,
-          });
+          const answer = await post(
+            options.baseUrl,
+            '/email',
+            options.apiKey,
+            send.body,
+            { 'Idempotency-Key': send.key },
+            options.requestTimeoutMs,
+          );
           send.answers.push(answer);
           if (answer.status === 200) send.messageId = answer.body.MessageID;
           if (answer.status !== 0 && answer.status < 500) return;
