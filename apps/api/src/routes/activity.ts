@@ -24,6 +24,16 @@ export const StreamFilter = documentedEnum(Type.String({ description: "Only 'out
   '',
 ]);
 
+/** The period and stream filters every list and statistics query takes, in Postmark's two spellings. */
+export const PeriodAndStreamFilters = {
+  fromdate: Type.Optional(DateFilter),
+  fromDate: Type.Optional(DateFilter),
+  todate: Type.Optional(DateFilter),
+  toDate: Type.Optional(DateFilter),
+  messagestream: Type.Optional(StreamFilter),
+  messageStream: Type.Optional(StreamFilter),
+};
+
 /** Postmark's documented lower-case names and the camelCase its clients send are both accepted. */
 const ListQuery = Type.Object(
   {
@@ -35,12 +45,7 @@ const ListQuery = Type.Object(
     tag: Type.Optional(Type.String()),
     status: Type.Optional(Type.String()),
     subject: Type.Optional(Type.String()),
-    fromdate: Type.Optional(DateFilter),
-    fromDate: Type.Optional(DateFilter),
-    todate: Type.Optional(DateFilter),
-    toDate: Type.Optional(DateFilter),
-    messagestream: Type.Optional(StreamFilter),
-    messageStream: Type.Optional(StreamFilter),
+    ...PeriodAndStreamFilters,
   },
   { additionalProperties: true },
 );

@@ -6,7 +6,7 @@ import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { assertOutboundStream } from '../messageStream';
 import { documentedEnum, errorResponses } from '../openapi';
-import { Count, DateFilter, dateFilter, either, MAX_COUNT, Offset, StreamFilter } from './activity';
+import { Count, dateFilter, either, MAX_COUNT, Offset, PeriodAndStreamFilters } from './activity';
 import { suppressionCommands } from './suppressions';
 
 /** Postmark's documented spellings and the camelCase its clients send are both accepted. */
@@ -28,12 +28,7 @@ const SearchQuery = Type.Object(
     tag: Type.Optional(Type.String()),
     messageID: Type.Optional(Type.String()),
     messageid: Type.Optional(Type.String()),
-    fromdate: Type.Optional(DateFilter),
-    fromDate: Type.Optional(DateFilter),
-    todate: Type.Optional(DateFilter),
-    toDate: Type.Optional(DateFilter),
-    messagestream: Type.Optional(StreamFilter),
-    messageStream: Type.Optional(StreamFilter),
+    ...PeriodAndStreamFilters,
   },
   { additionalProperties: true },
 );

@@ -5,7 +5,7 @@ import { BOUNCE_TYPE_OF_KIND } from '../bounceTypes';
 import type { Api, ApiDependencies } from '../context';
 import { assertOutboundStream } from '../messageStream';
 import { errorResponses } from '../openapi';
-import { DateFilter, dateFilter, either, StreamFilter } from './activity';
+import { dateFilter, either, PeriodAndStreamFilters } from './activity';
 
 /**
  * Postmark's outbound statistics, from the activity store: per UTC day (Postmark counts in its own time zone), over
@@ -17,12 +17,7 @@ import { DateFilter, dateFilter, either, StreamFilter } from './activity';
 const StatsQuery = Type.Object(
   {
     tag: Type.Optional(Type.String()),
-    fromdate: Type.Optional(DateFilter),
-    fromDate: Type.Optional(DateFilter),
-    todate: Type.Optional(DateFilter),
-    toDate: Type.Optional(DateFilter),
-    messagestream: Type.Optional(StreamFilter),
-    messageStream: Type.Optional(StreamFilter),
+    ...PeriodAndStreamFilters,
   },
   { additionalProperties: true },
 );
