@@ -12,6 +12,7 @@ import { activityPage } from './activity';
 import { domainsPage } from './domains';
 import { keysPage } from './keys';
 import { membersPage } from './members';
+import { overviewPage } from './overview';
 import { CSRF_HEADER, csrfMatches, SESSION_COOKIE, sessionRoutes } from './session';
 import { suppressionsPage } from './suppressions';
 
@@ -49,5 +50,6 @@ export function consoleApiRoutes(deps: ApiDependencies, services: ConsoleService
     await api.register(keysPage(deps, services));
     await api.register(suppressionsPage(deps, services));
     await api.register(membersPage(services));
+    await api.register(overviewPage(deps));
   };
 }
