@@ -9,6 +9,7 @@ import {
   type AccountCommand,
   type AccountEvent,
   type OrganizationState,
+  type WebhookDisabled,
   type WebhookHeader,
   type WebhookState,
   type WebhookTriggers,
@@ -67,6 +68,8 @@ export interface WebhookSummary {
   triggers: WebhookTriggers;
   createdAt: number;
   updatedAt: number;
+  /** Set while the webhook is disabled for failing every call for 24 hours (a change enables it again). */
+  disabled: { at: number; failingSince: number; reason: string } | null;
 }
 
 export interface CreatedWebhook extends WebhookSummary {
@@ -99,6 +102,9 @@ export function webhookSummary(webhook: WebhookState): WebhookSummary {
     triggers: webhook.triggers,
     createdAt: webhook.createdAt,
     updatedAt: webhook.updatedAt,
+    disabled: webhook.disabled
+      ? { at: webhook.disabled.at, failingSince: webhook.disabled.failingSince, reason: webhook.disabled.reason }
+      : null,
   };
 }
 
@@ -217,6 +223,26 @@ export class WebhooksService {
     const updated = events.find((event) => event.type === 'WebhookUpdated');
     if (!updated) return webhookSummary(current);
     return webhookSummary({ ...updated.data, updatedAt: updated.metadata.occurredAt });
+  }
+
+  /**
+   * Disables a webhook whose calls all failed since `failingSince` when that streak lasted `disableAfterMs` (the
+   * domain decides: counted from the webhook's last save, not twice). The WebhookDisabled decided, or null when
+   * nothing was (not long enough, disabled already, deleted meanwhile). The webhooks process asks it after a failure.
+   */
+  async disableFailing(
+    organizationId: string,
+    webhookId: number,
+    failure: { failingSince: number; reason: string; disableAfterMs: number },
+  ): Promise<WebhookDisabled | null> {
+    const state = await requireOrganization(this.options.view, organizationId);
+    if (!state.webhooks.has(webhookId)) return null;
+    const events = await this.execute(
+      organizationId,
+      { type: 'DisableWebhook', data: { webhookId, ...failure } },
+      state,
+    );
+    return events.find((event): event is WebhookDisabled => event.type === 'WebhookDisabled') ?? null;
   }
 
   async delete(organizationId: string, webhookId: number): Promise<void> {

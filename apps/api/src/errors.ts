@@ -158,6 +158,8 @@ export const ERROR_CATALOGUE = {
   ),
 
   // Domain codes answered as an internal error.
+  /** The webhooks process's disabling command, never an API request's. */
+  InvalidWebhookDisabling: INTERNAL_ERROR,
   MessageAlreadyAccepted: INTERNAL_ERROR,
   MessageIdMismatch: INTERNAL_ERROR,
   OrganizationMismatch: INTERNAL_ERROR,

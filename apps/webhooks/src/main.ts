@@ -3,6 +3,7 @@
  * suppressions' changes (see webhooks.ts), configured from the environment (config.ts). Stops gracefully on
  * SIGTERM/SIGINT: no new batch is taken, the calls in flight finish and are committed, then the process exits.
  */
+import { WebhooksService } from '@sendline/application';
 import {
   AccountsView,
   createRedis,
@@ -10,9 +11,10 @@ import {
   loadLocalServicesEnv,
   secretKeyFromEnv,
   serviceAddresses,
+  systemHostResolver,
 } from '@sendline/infra';
 import { webhooksConfigFromEnv } from './config';
-import { defaultLog, Webhooks } from './webhooks';
+import { defaultLog, disablingBy, Webhooks } from './webhooks';
 
 loadLocalServicesEnv();
 const log = defaultLog();
@@ -20,14 +22,25 @@ const config = webhooksConfigFromEnv();
 const addresses = serviceAddresses();
 const store = EventStore.at(addresses, 'sendline-webhooks');
 const redis = createRedis(addresses.redisUrl);
+const accounts = new AccountsView(redis);
+const secretKey = secretKeyFromEnv();
+// The organization's webhook use case, for disabling a webhook that failed every call for 24 hours.
+const webhookAccounts = new WebhooksService({
+  store,
+  view: accounts,
+  secretKey: () => secretKey,
+  development: process.env.SENDLINE_DEV === '1',
+  resolveHost: systemHostResolver,
+});
 
 const webhooks = await Webhooks.start({
   store,
   redis,
-  directory: new AccountsView(redis),
-  secretKey: secretKeyFromEnv(),
+  directory: accounts,
+  secretKey,
   config,
   log,
+  disable: disablingBy(webhookAccounts, log),
 });
 
 let stopping = false;
