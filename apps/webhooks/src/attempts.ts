@@ -85,12 +85,20 @@ export class CallAttempts {
     return secret;
   };
 
-  async perform(record: WebhookCallScheduled): Promise<DeliveryAttempt | undefined> {
+  /**
+   * The calls among `records` already answered 2xx (read again after a crash or a rebalance), in one round trip
+   * for a whole fetched batch, before their turns: perform is told, and a call's turn is not spent on the read.
+   */
+  answeredAmong(records: readonly WebhookCallScheduled[]): Promise<Set<string>> {
+    return this.deps.log.answeredAmong(records.filter((record) => !record.data.manual).map((r) => r.data.callId));
+  }
+
+  /** `answered`: what answeredAmong said of it; undefined: read here. */
+  async perform(record: WebhookCallScheduled, answeredBefore?: boolean): Promise<DeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
-    // Both reads at once: a call's time in its endpoint's slot is mostly round trips.
     const [answered, webhooks] = await Promise.all([
-      call.manual ? false : this.deps.log.answered(call.callId),
+      call.manual ? false : (answeredBefore ?? this.deps.log.answered(call.callId)),
       this.deps.directory.webhooks(organizationId),
     ]);
     if (answered) return undefined;
@@ -129,7 +137,8 @@ export class CallAttempts {
       if (webhook) await this.deps.log.record(organizationId, dropped, false);
       return dropped;
     }
-    if (call.attempt === 1 && !call.manual) await this.deps.log.keepCall(record);
+    // The first attempt's record is kept (with its log entry, below) for a manual redelivery.
+    const keep = call.attempt === 1 && !call.manual ? record : undefined;
 
     const timestamp = Math.floor(this.now() / 1000);
     const result: CallResult = await this.deps.http.call(
@@ -148,7 +157,7 @@ export class CallAttempts {
     };
     if (result.ok) {
       const delivered: DeliveryAttempt = { ...outcome, status: 'Delivered' };
-      await this.deps.log.record(organizationId, delivered, true);
+      await this.deps.log.record(organizationId, delivered, true, keep);
       return delivered;
     }
     const disabled = await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
@@ -159,12 +168,12 @@ export class CallAttempts {
         status: 'Failed',
         ...(disabled && { error: `${outcome.error}; given up: the webhook is disabled, every call failed since then` }),
       };
-      await this.deps.log.record(organizationId, failed, false);
+      await this.deps.log.record(organizationId, failed, false, keep);
       return failed;
     }
     await this.deps.store.append([nextAttempt(record, next, at)]);
     const retrying: DeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
-    await this.deps.log.record(organizationId, retrying, false);
+    await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
   }
 

@@ -36,7 +36,10 @@ export interface CallerOptions {
   retries: number;
   /** The first retry's delay: how long a call set aside waits. */
   setAsideDelayMs: number;
-  perform: (record: WebhookCallScheduled) => Promise<unknown>;
+  /** `answered`: whether `answered` (below) found the call answered already; undefined when not asked. */
+  perform: (record: WebhookCallScheduled, answered: boolean | undefined) => Promise<unknown>;
+  /** The calls of a fetched batch already answered, read at once (one round trip per batch, not per call). */
+  answered?: (records: readonly WebhookCallScheduled[]) => Promise<Set<string>>;
   /** Calls this caller is for (by organization); the others are passed over. Default: all. */
   accept?: (record: WebhookCallScheduled) => boolean;
   startNewGroupAt: 'earliest' | 'latest';
@@ -151,15 +154,18 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
     });
 
   /** Runs an attempt in its endpoint's turn; an attempt that throws (Kafka or Redis away) is tried again later. */
-  const run = (record: WebhookCallScheduled, settle: () => void, failures = 0) => {
+  const run = (record: WebhookCallScheduled, answered: boolean | undefined, settle: () => void, failures = 0) => {
     const endpoint = `${record.metadata.organizationId}/${record.data.webhookId}`;
     pool.submit(endpoint, async () => {
       try {
-        await options.perform(record);
+        // Tried again after a throw: read afresh.
+        await options.perform(record, failures === 0 ? answered : undefined);
         settle();
       } catch (error) {
         options.onError?.(error, record);
-        later(Math.min(MAX_HOLD_MS, 500 * 2 ** Math.min(failures, 7)), () => run(record, settle, failures + 1));
+        later(Math.min(MAX_HOLD_MS, 500 * 2 ** Math.min(failures, 7)), () =>
+          run(record, undefined, settle, failures + 1),
+        );
       }
     });
   };
@@ -200,6 +206,9 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
       },
     );
     if (!complete) holdFor = 1000;
+    const calls = items.flatMap(({ event }) => (event && isWebhookCallScheduled(event) ? [event] : []));
+    // Unread (Redis away): each call reads its own mark when its turn comes.
+    const answered = await options.answered?.(calls).catch(() => undefined);
     for (const { event, message } of items) {
       if (!isRunning() || isStale()) return;
       const offset = BigInt(message.offset);
@@ -235,7 +244,7 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
         settle();
         continue;
       }
-      run(event, settle);
+      run(event, answered?.has(event.data.callId), settle);
     }
     await heartbeat().catch(() => undefined);
     if (holdFor !== undefined && isRunning() && !isStale()) {

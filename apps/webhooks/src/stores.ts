@@ -108,6 +108,15 @@ export interface DeliveryAttempt {
   nextAttemptAt?: number;
 }
 
+interface PendingRecord {
+  organizationId: string;
+  attempt: DeliveryAttempt;
+  answered: boolean;
+  keep: WebhookCallScheduled | undefined;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
 export class DeliveryLog {
   constructor(
     private readonly redis: Redis,
@@ -127,17 +136,57 @@ export class DeliveryLog {
     return `${this.namespace}:webhooks:failing:${organizationId}:${webhookId}`;
   }
 
-  /** Logs an attempt; an answered one (2xx) also marks its call answered and ends its webhook's failure streak. */
-  async record(organizationId: string, attempt: DeliveryAttempt, answered: boolean): Promise<void> {
-    const key = this.logKey(organizationId, attempt.webhookId);
-    const p = this.redis.multi();
-    p.lpush(key, JSON.stringify(attempt));
-    p.ltrim(key, 0, DELIVERY_LOG_LENGTH - 1);
-    if (answered) {
-      p.set(this.answeredKey(attempt.callId), '1', 'EX', ANSWERED_TTL_S);
-      p.del(this.failingKey(organizationId, attempt.webhookId));
+  /**
+   * Logs an attempt; an answered one (2xx) also marks its call answered and ends its webhook's failure streak; `keep`
+   * (a call's first record) is kept for a manual redelivery. Resolves once written. The writes of the attempts
+   * settled in the same turn of the event loop leave in one pipeline (a round trip and a write for dozens of calls,
+   * where a transaction per call cost more than the call).
+   */
+  record(
+    organizationId: string,
+    attempt: DeliveryAttempt,
+    answered: boolean,
+    keep?: WebhookCallScheduled,
+  ): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ organizationId, attempt, answered, keep, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private pending: PendingRecord[] = [];
+
+  private async flush(): Promise<void> {
+    const records = this.pending;
+    this.pending = [];
+    const p = this.redis.pipeline();
+    const logs = new Set<string>();
+    for (const { organizationId, attempt, answered, keep } of records) {
+      const key = this.logKey(organizationId, attempt.webhookId);
+      logs.add(key);
+      p.lpush(key, JSON.stringify(attempt));
+      if (answered) {
+        p.set(this.answeredKey(attempt.callId), '1', 'EX', ANSWERED_TTL_S);
+        p.del(this.failingKey(organizationId, attempt.webhookId));
+      }
+      if (keep) p.set(this.callKey(organizationId, keep.data.callId), JSON.stringify(keep), 'EX', SUMMARY_TTL_S);
     }
-    await p.exec();
+    for (const key of logs) p.ltrim(key, 0, DELIVERY_LOG_LENGTH - 1);
+    try {
+      const results = await p.exec();
+      const failed = results?.find(([error]) => error)?.[0];
+      if (failed) throw failed;
+      for (const record of records) record.resolve();
+    } catch (error) {
+      for (const record of records) record.reject(error);
+    }
+  }
+
+  /** The call ids among `callIds` already answered 2xx, in one round trip. */
+  async answeredAmong(callIds: readonly string[]): Promise<Set<string>> {
+    if (callIds.length === 0) return new Set();
+    const marks = await this.redis.mget(...callIds.map((id) => this.answeredKey(id)));
+    return new Set(callIds.filter((_, i) => marks[i] !== null));
   }
 
   /**
@@ -166,16 +215,6 @@ export class DeliveryLog {
 
   async answered(callId: string): Promise<boolean> {
     return (await this.redis.exists(this.answeredKey(callId))) === 1;
-  }
-
-  /** Keeps a call's first record, so it can be delivered again by hand. */
-  async keepCall(record: WebhookCallScheduled): Promise<void> {
-    await this.redis.set(
-      this.callKey(record.metadata.organizationId, record.data.callId),
-      JSON.stringify(record),
-      'EX',
-      SUMMARY_TTL_S,
-    );
   }
 
   /** A call of the organization, by id (null when unknown, too old, or another organization's). */

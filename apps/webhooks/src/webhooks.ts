@@ -107,8 +107,9 @@ export class Webhooks {
       groupId: config.callerGroupId,
       retries: config.retryDelaysMs.length,
       setAsideDelayMs: config.retryDelaysMs[0] ?? 0,
-      perform: async (record) => {
-        const attempt = await attempts.perform(record);
+      answered: (records) => attempts.answeredAmong(records),
+      perform: async (record, answered) => {
+        const attempt = await attempts.perform(record, answered);
         if (attempt?.status === 'Failed') {
           log('warn', 'webhook call given up', {
             callId: attempt.callId,
