@@ -12,12 +12,21 @@ import {
 } from '@sendline/infra';
 import { replayView } from '@sendline/projector';
 import type { Sender } from '@sendline/sender';
-import { DeliveryLog, disablingBy, Webhooks, webhooksConfigFromEnv, type DeliveryAttempt } from '@sendline/webhooks';
+import {
+  DeliveryLog,
+  disablingBy,
+  noticesBy,
+  Webhooks,
+  webhooksConfigFromEnv,
+  type DeliveryAttempt,
+} from '@sendline/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestOrganization,
+  ensureTestSystemOrganization,
   noHostResolver,
   startTestApi,
+  testSystemMail,
   type TestApi,
   type TestOrganization,
 } from '../support/api';
@@ -31,7 +40,8 @@ import { deleteTopicsUnder, Receiver } from './support';
  * the API and the sender (this process, this file's topics), the webhooks process (its own groups, retries after
  * 300 and 600 ms) with a streak of one minute (SENDLINE_WEBHOOK_DISABLE_AFTER_MS's test setting) on a clock the
  * test moves forward, and real receivers on 127.0.0.1. The streak is kept in Redis, the disabling is decided by
- * the domain and appended to the accounts topic, and a replay of that topic rebuilds it.
+ * the domain and appended to the accounts topic, and a replay of that topic rebuilds it. The organization's admins
+ * are told by email from the system sender, sent by the sender to the test mail server, where the test reads it.
  */
 
 const DISABLE_AFTER_MS = 60_000;
@@ -47,6 +57,7 @@ let sender: Sender;
 let webhooks: Webhooks;
 let log: DeliveryLog;
 let healthy: Receiver;
+let system: { organizationId: string; domain: string };
 const receivers: Receiver[] = [];
 const secretKey = secretKeyFromEnv();
 /** The webhooks process's clock: real time moved forward by `ahead` (a streak of a minute without waiting one). */
@@ -120,10 +131,11 @@ beforeAll(async () => {
   org = await createTestOrganization(api.deps);
   await org.run({ type: 'AddMember', data: { email: 'second-admin@example.test', role: 'admin' } });
   await org.run({ type: 'AddMember', data: { email: 'dev@example.test', role: 'developer' } });
-  mail = await startMailServer(api.deps.accounts, [org]);
+  system = await ensureTestSystemOrganization(api.deps);
+  mail = await startMailServer(api.deps.accounts, [org, system]);
   sender = await startTestSender(
     api.deps,
-    [org.organizationId],
+    [org.organizationId, system.organizationId],
     testSenderConfig({ host: mail.host, port: mail.port }),
     secretKey,
   );
@@ -149,6 +161,7 @@ beforeAll(async () => {
     accept: (organizationId) => organizationId === org.organizationId,
     directoryCacheMs: 0,
     disable: disablingBy(service, () => undefined),
+    notifyDisabled: noticesBy(testSystemMail(api.deps), redis),
     now: clock,
     log: () => undefined,
   });
@@ -230,6 +243,30 @@ describe('a webhook failing every call', () => {
       Reason: 'answered 503',
     });
     expect(Date.parse(answer.body.Disabled.At) - failingSince).toBeGreaterThanOrEqual(DISABLE_AFTER_MS);
+
+    // Its organization's two admins are told by email from the system sender, delivered as any message; the
+    // developer is not.
+    const subject = `Webhook ${id} was disabled: every call failed since ${new Date(failingSince).toISOString()}`;
+    const notices = await eventually(
+      async () => {
+        const found = mail.messages().filter((m) => m.subject === subject);
+        return found.length >= 2 ? found : undefined;
+      },
+      60_000,
+      'the admins’ notices at the mail server',
+    );
+    expect(notices.flatMap((m) => m.recipients.map((r) => r.toLowerCase())).sort()).toEqual([
+      'admin@example.test',
+      'second-admin@example.test',
+    ]);
+    for (const notice of notices) {
+      expect(notice.envelopeFrom).toBe('no-reply@system.sendline.test');
+      expect(notice.from).toContain('no-reply@system.sendline.test');
+      expect(notice.dkim).toMatchObject({ result: 'pass', domain: system.domain });
+      const text = notice.raw!.toString('utf8');
+      expect(text).toContain(dead.url);
+      expect(text).toContain('answered 503');
+    }
     // The list shows it too, and Postmark's fields are all still there.
     const listed = await call(api.baseUrl, 'GET', '/webhooks', { key: org.liveKey });
     expect(listed.body.Webhooks.find((w: { ID: number }) => w.ID === id)).toMatchObject({
@@ -283,5 +320,10 @@ describe('a webhook failing every call', () => {
     const again = unique('again');
     await send(again);
     await eventually(async () => (dead.about(again).length > 0 ? true : undefined), 30_000);
+
+    // Nobody else got a notice of it, and none came twice.
+    const all = mail.messages().filter((m) => m.subject?.startsWith(`Webhook ${id} was disabled`));
+    expect(all.flatMap((m) => m.recipients)).not.toContain('dev@example.test');
+    expect(all).toHaveLength(2);
   });
 });

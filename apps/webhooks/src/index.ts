@@ -35,5 +35,5 @@ export {
   type DeliveryAttempt,
   type WebhookDirectory,
 } from './stores';
-export { startNotices, type NoticesOptions } from './notices';
+export { noticesBy, startNotices, webhookDisabledNotice, type NoticesOptions } from './notices';
 export { defaultLog, disablingBy, Webhooks, type Log, type WebhooksOptions } from './webhooks';

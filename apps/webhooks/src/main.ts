@@ -3,17 +3,21 @@
  * suppressions' changes (see webhooks.ts), configured from the environment (config.ts). Stops gracefully on
  * SIGTERM/SIGINT: no new batch is taken, the calls in flight finish and are committed, then the process exits.
  */
-import { WebhooksService } from '@sendline/application';
+import { SystemMail, WebhooksService } from '@sendline/application';
 import {
   AccountsView,
+  AllowanceCounter,
   createRedis,
   EventStore,
   loadLocalServicesEnv,
   secretKeyFromEnv,
   serviceAddresses,
+  SuppressionView,
   systemHostResolver,
+  systemSenderFromEnv,
 } from '@sendline/infra';
 import { webhooksConfigFromEnv } from './config';
+import { noticesBy } from './notices';
 import { defaultLog, disablingBy, Webhooks } from './webhooks';
 
 loadLocalServicesEnv();
@@ -32,6 +36,16 @@ const webhookAccounts = new WebhooksService({
   development: process.env.SENDLINE_DEV === '1',
   resolveHost: systemHostResolver,
 });
+// The admins of a disabled webhook are told by email, sent as any message is, from the system sender.
+const systemMail = new SystemMail({
+  sending: {
+    store,
+    accounts,
+    suppressions: new SuppressionView(redis),
+    allowance: new AllowanceCounter(redis),
+  },
+  sender: systemSenderFromEnv(),
+});
 
 const webhooks = await Webhooks.start({
   store,
@@ -41,6 +55,7 @@ const webhooks = await Webhooks.start({
   config,
   log,
   disable: disablingBy(webhookAccounts, log),
+  notifyDisabled: noticesBy(systemMail, redis, (message, fields) => log('warn', message, fields)),
 });
 
 let stopping = false;
