@@ -93,8 +93,15 @@ export class CallAttempts {
     return this.deps.log.answeredAmong(records.filter((record) => !record.data.manual).map((r) => r.data.callId));
   }
 
-  /** `answered`: what answeredAmong said of it; undefined: read here. */
-  async perform(record: WebhookCallScheduled, answeredBefore?: boolean): Promise<DeliveryAttempt | undefined> {
+  /**
+   * `answeredBefore`: what answeredAmong said of it (undefined: read here). `called` is told once the HTTP call is
+   * over (the caller frees the endpoint's slot then, while the attempt is recorded).
+   */
+  async perform(
+    record: WebhookCallScheduled,
+    answeredBefore?: boolean,
+    called?: () => void,
+  ): Promise<DeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
     const [answered, webhooks] = await Promise.all([
@@ -146,6 +153,7 @@ export class CallAttempts {
       callHeaders(webhook, this.deps.secretKey, call.callId, timestamp, call.body, this.unseal),
       call.body,
     );
+    called?.();
     const at = this.now();
     const outcome = {
       ...base,

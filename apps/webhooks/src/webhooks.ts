@@ -108,8 +108,8 @@ export class Webhooks {
       retries: config.retryDelaysMs.length,
       setAsideDelayMs: config.retryDelaysMs[0] ?? 0,
       answered: (records) => attempts.answeredAmong(records),
-      perform: async (record, answered) => {
-        const attempt = await attempts.perform(record, answered);
+      perform: async (record, answered, called) => {
+        const attempt = await attempts.perform(record, answered, called);
         if (attempt?.status === 'Failed') {
           log('warn', 'webhook call given up', {
             callId: attempt.callId,
