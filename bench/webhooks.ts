@@ -168,6 +168,7 @@ async function main(): Promise<void> {
         SENDLINE_DEV: '1',
         SENDLINE_WEBHOOKS_GROUP: `bench-${run}-webhooks-dispatcher`,
         SENDLINE_WEBHOOKS_CALLER_GROUP: `bench-${run}-webhooks-calls`,
+        SENDLINE_WEBHOOKS_NOTICES_GROUP: `bench-${run}-webhooks-notices`,
         SENDLINE_WEBHOOKS_START: 'latest',
       },
       stdio: ['ignore', 'pipe', 'inherit'],

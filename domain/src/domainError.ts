@@ -73,6 +73,7 @@ export const DOMAIN_ERROR_CODES = [
   'InvalidWebhookHeaders',
   'InvalidWebhookTriggers',
   'InvalidWebhookSecret',
+  'InvalidWebhookDisabling',
   'TooManyWebhooks',
   // A caller broke the command envelope's contract.
   'MissingEventId',

@@ -77,6 +77,7 @@ function sampleEvents(): AccountEvent[] {
       },
     ],
     ['UpdateWebhook', { webhookId: 1234567, httpAuth: null, triggers: { open: { enabled: true } }, allowHttp: false }],
+    ['DisableWebhook', { webhookId: 1234567, failingSince: 0, reason: 'answered 500', disableAfterMs: 60_000 }],
     ['DeleteWebhook', { webhookId: 7 }],
   ];
   let state = organizationDecider.initialState();

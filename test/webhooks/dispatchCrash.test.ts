@@ -30,7 +30,11 @@ const MESSAGES = 300;
 const WEBHOOKS = 2;
 const prefix = `test-${randomUUID().slice(0, 8)}`;
 const topics = prefixedTopicNames(prefix);
-const groups = { dispatcher: `${prefix}-webhooks-dispatcher`, caller: `${prefix}-webhooks-calls` };
+const groups = {
+  dispatcher: `${prefix}-webhooks-dispatcher`,
+  caller: `${prefix}-webhooks-calls`,
+  notices: `${prefix}-webhooks-notices`,
+};
 
 let store: EventStore;
 let redis: Redis;
@@ -49,6 +53,7 @@ function startWebhooks(start: 'latest' | 'earliest'): Promise<ChildProcess> {
       SENDLINE_TOPIC_PREFIX: prefix,
       SENDLINE_WEBHOOKS_GROUP: groups.dispatcher,
       SENDLINE_WEBHOOKS_CALLER_GROUP: groups.caller,
+      SENDLINE_WEBHOOKS_NOTICES_GROUP: groups.notices,
       SENDLINE_WEBHOOKS_START: start,
       SENDLINE_WEBHOOK_RETRY_DELAYS_MS: '200,400,800',
       SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS: '6000',

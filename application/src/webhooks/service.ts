@@ -9,6 +9,7 @@ import {
   type AccountCommand,
   type AccountEvent,
   type OrganizationState,
+  type WebhookDisabled,
   type WebhookHeader,
   type WebhookState,
   type WebhookTriggers,
@@ -67,6 +68,8 @@ export interface WebhookSummary {
   triggers: WebhookTriggers;
   createdAt: number;
   updatedAt: number;
+  /** Set while the webhook is disabled for failing every call for 24 hours (a change enables it again). */
+  disabled: { at: number; failingSince: number; reason: string } | null;
 }
 
 export interface CreatedWebhook extends WebhookSummary {
@@ -87,6 +90,8 @@ export interface WebhooksServiceOptions {
   newId?: () => string;
   /** A fresh webhook id (a positive integer, as Postmark's). */
   newWebhookId?: () => number;
+  /** Who runs the use cases, recorded in every event they append (the console's audit): 'api key sl_live_ab12'… */
+  actor?: string;
 }
 
 export function webhookSummary(webhook: WebhookState): WebhookSummary {
@@ -99,6 +104,9 @@ export function webhookSummary(webhook: WebhookState): WebhookSummary {
     triggers: webhook.triggers,
     createdAt: webhook.createdAt,
     updatedAt: webhook.updatedAt,
+    disabled: webhook.disabled
+      ? { at: webhook.disabled.at, failingSince: webhook.disabled.failingSince, reason: webhook.disabled.reason }
+      : null,
   };
 }
 
@@ -106,6 +114,9 @@ export function webhookSummary(webhook: WebhookState): WebhookSummary {
 export function newSigningSecret(): string {
   return SIGNING_SECRET_PREFIX + randomBytes(SIGNING_SECRET_OCTETS).toString('base64');
 }
+
+/** The actor of what the service decides by itself (a webhook disabled for failing). */
+const SYSTEM_ACTOR = 'system';
 
 /** Draws a new id until one is free in the organization (a clash among ten in two billion is rare). */
 const ID_ATTEMPTS = 5;
@@ -124,6 +135,17 @@ export class WebhooksService {
       decider: organizationDecider,
       store: options.store,
       apply: (events) => options.view.apply(events),
+    });
+  }
+
+  /** The same use cases, run by `actor` (recorded in every event they append). */
+  as(actor: string): WebhooksService {
+    return new WebhooksService({
+      ...this.options,
+      now: this.now,
+      newId: this.newId,
+      newWebhookId: this.newWebhookId,
+      actor,
     });
   }
 
@@ -219,6 +241,27 @@ export class WebhooksService {
     return webhookSummary({ ...updated.data, updatedAt: updated.metadata.occurredAt });
   }
 
+  /**
+   * Disables a webhook whose calls all failed since `failingSince` when that streak lasted `disableAfterMs` (the
+   * domain decides: counted from the webhook's last save, not twice). The WebhookDisabled decided, or null when
+   * nothing was (not long enough, disabled already, deleted meanwhile). The webhooks process asks it after a failure.
+   */
+  async disableFailing(
+    organizationId: string,
+    webhookId: number,
+    failure: { failingSince: number; reason: string; disableAfterMs: number },
+  ): Promise<WebhookDisabled | null> {
+    const state = await requireOrganization(this.options.view, organizationId);
+    if (!state.webhooks.has(webhookId)) return null;
+    // Nobody asked for it: the webhooks process decided it from the calls' answers.
+    const events = await this.as(SYSTEM_ACTOR).execute(
+      organizationId,
+      { type: 'DisableWebhook', data: { webhookId, ...failure } },
+      state,
+    );
+    return events.find((event): event is WebhookDisabled => event.type === 'WebhookDisabled') ?? null;
+  }
+
   async delete(organizationId: string, webhookId: number): Promise<void> {
     const state = await requireOrganization(this.options.view, organizationId);
     if (!Number.isSafeInteger(webhookId) || !state.webhooks.has(webhookId)) throw webhookNotFound(webhookId);
@@ -231,7 +274,15 @@ export class WebhooksService {
     state: OrganizationState,
   ): Promise<AccountEvent[]> {
     return this.commands.handle(
-      { ...command, metadata: { organizationId, now: this.now(), eventIds: [this.newId()] } } as AccountCommand,
+      {
+        ...command,
+        metadata: {
+          organizationId,
+          now: this.now(),
+          eventIds: [this.newId()],
+          ...(this.options.actor !== undefined ? { actor: this.options.actor } : {}),
+        },
+      } as AccountCommand,
       state,
     );
   }

@@ -186,6 +186,8 @@ export const ERROR_CATALOGUE = {
   InvalidEmailAddress: entry(1540, 422, '{detail}', 'The email address is invalid.'),
 
   // Domain codes answered as an internal error.
+  /** The webhooks process's disabling command, never an API request's. */
+  InvalidWebhookDisabling: INTERNAL_ERROR,
   MessageAlreadyAccepted: INTERNAL_ERROR,
   MessageIdMismatch: INTERNAL_ERROR,
   OrganizationMismatch: INTERNAL_ERROR,

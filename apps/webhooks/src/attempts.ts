@@ -1,4 +1,4 @@
-import type { WebhookConfig } from '@sendline/domain';
+import { webhookFailedLongEnough, type WebhookConfig } from '@sendline/domain';
 import { decryptSecret, type EventStore } from '@sendline/infra';
 import type { WebhookCallScheduled } from './callRecord';
 import { attemptEventIdOf } from './decide';
@@ -9,6 +9,16 @@ import type { DeliveryAttempt, DeliveryLog, WebhookDirectory } from './stores';
 
 export const USER_AGENT = 'Sendline-Webhooks/1';
 
+/**
+ * Disables a webhook whose calls all failed since `failingSince`, if the domain agrees (the application's
+ * WebhooksService.disableFailing); resolves to whether it decided the disabling now.
+ */
+export type DisableFailingWebhook = (
+  organizationId: string,
+  webhookId: number,
+  failure: { failingSince: number; reason: string; disableAfterMs: number },
+) => Promise<boolean>;
+
 export interface AttemptDependencies {
   store: EventStore;
   directory: WebhookDirectory;
@@ -16,6 +26,10 @@ export interface AttemptDependencies {
   http: Pick<WebhookHttp, 'call'>;
   secretKey: Buffer;
   retryDelaysMs: readonly number[];
+  /** How long a webhook may fail every call before it is disabled (24 h). */
+  disableAfterMs: number;
+  /** Absent: webhooks are never disabled (tools and tests of the calls alone). */
+  disable?: DisableFailingWebhook;
   now?: () => number;
 }
 
@@ -54,6 +68,8 @@ export class CallAttempts {
   private readonly now: () => number;
   /** Opened secrets by their sealed form, kept in this process's memory only (never logged, never stored). */
   private readonly opened = new Map<string, string>();
+  /** Disablings under way, by webhook: the calls failing at once in its slots ask the domain once. */
+  private readonly disabling = new Map<string, Promise<boolean>>();
 
   constructor(private readonly deps: AttemptDependencies) {
     this.now = deps.now ?? Date.now;
@@ -69,12 +85,27 @@ export class CallAttempts {
     return secret;
   };
 
-  async perform(record: WebhookCallScheduled): Promise<DeliveryAttempt | undefined> {
+  /**
+   * The calls among `records` already answered 2xx (read again after a crash or a rebalance), in one round trip
+   * for a whole fetched batch, before their turns: perform is told, and a call's turn is not spent on the read.
+   */
+  answeredAmong(records: readonly WebhookCallScheduled[]): Promise<Set<string>> {
+    return this.deps.log.answeredAmong(records.filter((record) => !record.data.manual).map((r) => r.data.callId));
+  }
+
+  /**
+   * `answeredBefore`: what answeredAmong said of it (undefined: read here). `called` is told once the HTTP call is
+   * over (the caller frees the endpoint's slot then, while the attempt is recorded).
+   */
+  async perform(
+    record: WebhookCallScheduled,
+    answeredBefore?: boolean,
+    called?: () => void,
+  ): Promise<DeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
-    // Both reads at once: a call's time in its endpoint's slot is mostly round trips.
     const [answered, webhooks] = await Promise.all([
-      call.manual ? false : this.deps.log.answered(call.callId),
+      call.manual ? false : (answeredBefore ?? this.deps.log.answered(call.callId)),
       this.deps.directory.webhooks(organizationId),
     ]);
     if (answered) return undefined;
@@ -88,6 +119,19 @@ export class CallAttempts {
       attempt: call.attempt,
       manual: call.manual,
     };
+    if (webhook?.disabled) {
+      // Its pending calls (retries, redeliveries) are given up without a call.
+      const givenUp: DeliveryAttempt = {
+        ...base,
+        status: 'Failed',
+        latencyMs: 0,
+        answer: '',
+        error: `given up: the webhook was disabled (${webhook.disabled.reason})`,
+        at: this.now(),
+      };
+      await this.deps.log.record(organizationId, givenUp, false);
+      return givenUp;
+    }
     if (!webhook || !webhook.enabled) {
       const dropped: DeliveryAttempt = {
         ...base,
@@ -100,7 +144,8 @@ export class CallAttempts {
       if (webhook) await this.deps.log.record(organizationId, dropped, false);
       return dropped;
     }
-    if (call.attempt === 1 && !call.manual) await this.deps.log.keepCall(record);
+    // The first attempt's record is kept (with its log entry, below) for a manual redelivery.
+    const keep = call.attempt === 1 && !call.manual ? record : undefined;
 
     const timestamp = Math.floor(this.now() / 1000);
     const result: CallResult = await this.deps.http.call(
@@ -108,6 +153,7 @@ export class CallAttempts {
       callHeaders(webhook, this.deps.secretKey, call.callId, timestamp, call.body, this.unseal),
       call.body,
     );
+    called?.();
     const at = this.now();
     const outcome = {
       ...base,
@@ -119,19 +165,50 @@ export class CallAttempts {
     };
     if (result.ok) {
       const delivered: DeliveryAttempt = { ...outcome, status: 'Delivered' };
-      await this.deps.log.record(organizationId, delivered, true);
+      await this.deps.log.record(organizationId, delivered, true, keep);
       return delivered;
     }
-    const next = call.manual ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
+    const disabled = await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
+    const next = call.manual || disabled ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
     if (next === undefined) {
-      const failed: DeliveryAttempt = { ...outcome, status: 'Failed' };
-      await this.deps.log.record(organizationId, failed, false);
+      const failed: DeliveryAttempt = {
+        ...outcome,
+        status: 'Failed',
+        ...(disabled && { error: `${outcome.error}; given up: the webhook is disabled, every call failed since then` }),
+      };
+      await this.deps.log.record(organizationId, failed, false, keep);
       return failed;
     }
     await this.deps.store.append([nextAttempt(record, next, at)]);
     const retrying: DeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
-    await this.deps.log.record(organizationId, retrying, false);
+    await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
+  }
+
+  /**
+   * A failed call extends its webhook's failure streak (kept in Redis, so a restart does not reset it); once the
+   * streak lasted `disableAfterMs` the webhook is disabled (the domain decides, and names the admins to tell).
+   * Resolves to whether this call's webhook is disabled now.
+   */
+  private async disableIfFailingLong(webhook: WebhookConfig, at: number, reason: string): Promise<boolean> {
+    const { organizationId, webhookId } = webhook;
+    const failingSince = await this.deps.log.failed(organizationId, webhookId, at);
+    const disable = this.deps.disable;
+    if (!disable || !webhookFailedLongEnough(webhook, failingSince, at, this.deps.disableAfterMs)) return false;
+    const key = `${organizationId}/${webhookId}`;
+    let decided = this.disabling.get(key);
+    if (!decided) {
+      decided = disable(organizationId, webhookId, {
+        failingSince,
+        reason,
+        disableAfterMs: this.deps.disableAfterMs,
+      }).finally(() => {
+        this.disabling.delete(key);
+        this.deps.directory.forget?.(organizationId);
+      });
+      this.disabling.set(key, decided);
+    }
+    return decided;
   }
 }
 

@@ -36,7 +36,13 @@ export interface CallerOptions {
   retries: number;
   /** The first retry's delay: how long a call set aside waits. */
   setAsideDelayMs: number;
-  perform: (record: WebhookCallScheduled) => Promise<unknown>;
+  /**
+   * `answered`: whether `answered` (below) found the call answered already; undefined when not asked. `called`:
+   * to be called once the HTTP call is over, which frees the endpoint's slot while the attempt is recorded.
+   */
+  perform: (record: WebhookCallScheduled, answered: boolean | undefined, called: () => void) => Promise<unknown>;
+  /** The calls of a fetched batch already answered, read at once (one round trip per batch, not per call). */
+  answered?: (records: readonly WebhookCallScheduled[]) => Promise<Set<string>>;
   /** Calls this caller is for (by organization); the others are passed over. Default: all. */
   accept?: (record: WebhookCallScheduled) => boolean;
   startNewGroupAt: 'earliest' | 'latest';
@@ -151,17 +157,51 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
     });
 
   /** Runs an attempt in its endpoint's turn; an attempt that throws (Kafka or Redis away) is tried again later. */
-  const run = (record: WebhookCallScheduled, settle: () => void, failures = 0) => {
+  /**
+   * Attempts past their HTTP call, being recorded: out of their endpoint's slot (the slot is for calls to the
+   * endpoint, not for our round trips), still in hand until settled; at most `maxInFlight` at once.
+   */
+  let recording = 0;
+  const recorded: (() => void)[] = [];
+  const busy = () => pool.busy() || recording >= options.maxInFlight;
+
+  /** Runs an attempt in its endpoint's turn; an attempt that throws (Kafka or Redis away) is tried again later. */
+  const run = (record: WebhookCallScheduled, answered: boolean | undefined, settle: () => void, failures = 0) => {
     const endpoint = `${record.metadata.organizationId}/${record.data.webhookId}`;
-    pool.submit(endpoint, async () => {
-      try {
-        await options.perform(record);
-        settle();
-      } catch (error) {
-        options.onError?.(error, record);
-        later(Math.min(MAX_HOLD_MS, 500 * 2 ** Math.min(failures, 7)), () => run(record, settle, failures + 1));
-      }
-    });
+    pool.submit(
+      endpoint,
+      () =>
+        new Promise<void>((freeSlot) => {
+          let called = false;
+          const afterCall = () => {
+            if (called) return;
+            called = true;
+            recording++;
+            freeSlot();
+          };
+          const done = () => {
+            if (called) {
+              recording--;
+              for (const wake of recorded.splice(0)) wake();
+            }
+            freeSlot();
+          };
+          // Tried again after a throw: read afresh.
+          options.perform(record, failures === 0 ? answered : undefined, afterCall).then(
+            () => {
+              done();
+              settle();
+            },
+            (error: unknown) => {
+              done();
+              options.onError?.(error, record);
+              later(Math.min(MAX_HOLD_MS, 500 * 2 ** Math.min(failures, 7)), () =>
+                run(record, undefined, settle, failures + 1),
+              );
+            },
+          );
+        }),
+    );
   };
 
   const setAside = async (record: WebhookCallScheduled) => {
@@ -200,6 +240,9 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
       },
     );
     if (!complete) holdFor = 1000;
+    const calls = items.flatMap(({ event }) => (event && isWebhookCallScheduled(event) ? [event] : []));
+    // Unread (Redis away): each call reads its own mark when its turn comes.
+    const answered = await options.answered?.(calls).catch(() => undefined);
     for (const { event, message } of items) {
       if (!isRunning() || isStale()) return;
       const offset = BigInt(message.offset);
@@ -208,8 +251,12 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
         break;
       }
       // Room for it, or wait (heartbeating) for a call to finish: bounded memory, a fair share for every endpoint.
-      while (pool.busy()) {
-        await Promise.race([pool.finished(), new Promise((r) => setTimeout(r, 1000))]);
+      while (busy()) {
+        await Promise.race([
+          pool.finished(),
+          new Promise<void>((r) => recorded.push(r)),
+          new Promise((r) => setTimeout(r, 1000)),
+        ]);
         await heartbeat().catch(() => undefined);
         if (!isRunning() || isStale()) return;
       }
@@ -235,7 +282,7 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
         settle();
         continue;
       }
-      run(event, settle);
+      run(event, answered?.has(event.data.callId), settle);
     }
     await heartbeat().catch(() => undefined);
     if (holdFor !== undefined && isRunning() && !isStale()) {
@@ -261,7 +308,11 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
       // No new batch; what is in flight finishes (bounded by the call timeout), then its offsets are committed
       // while the member is still in its group.
       consumer.pause(topics.map((topic) => ({ topic })));
-      await Promise.race([pool.idle(), new Promise((r) => setTimeout(r, 15_000))]);
+      const settledAll = async () => {
+        await pool.idle();
+        while (recording > 0) await new Promise<void>((r) => recorded.push(r));
+      };
+      await Promise.race([settledAll(), new Promise((r) => setTimeout(r, 15_000))]);
       await commit();
       await consumer.disconnect();
       await producer.disconnect();

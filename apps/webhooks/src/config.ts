@@ -1,3 +1,4 @@
+import { WEBHOOK_DISABLE_AFTER_MS } from '@sendline/domain';
 import { parseRetryDelays } from './schedule';
 
 /** The webhooks process's settings, from the environment (see `webhooksConfigFromEnv` for the variables). */
@@ -6,6 +7,8 @@ export interface WebhooksConfig {
   dispatcherGroupId: string;
   /** Consumer group of the call topics (the caller). */
   callerGroupId: string;
+  /** Consumer group of the accounts topic that tells the admins of a disabled webhook. */
+  noticesGroupId: string;
   startNewGroupsAt: 'earliest' | 'latest';
   /** Delays between attempts: Postmark's cadence unless overridden (tests use a short one). */
   retryDelaysMs: readonly number[];
@@ -15,6 +18,8 @@ export interface WebhooksConfig {
   maxInFlight: number;
   /** Calls waiting for one webhook before its next ones are set aside on the first retry topic. */
   perEndpointQueue: number;
+  /** How long a webhook may fail every call before it is disabled: 24 hours. */
+  disableAfterMs: number;
   /** Whether private, loopback and other non-public addresses may be called (development only). */
   allowPrivateAddresses: boolean;
   sessionTimeoutMs: number;
@@ -42,6 +47,8 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1
  * | SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY  | 8                                  | calls in flight per webhook             |
  * | SENDLINE_WEBHOOK_CONCURRENCY           | 512                                | calls in flight in all                  |
  * | SENDLINE_WEBHOOK_ENDPOINT_QUEUE        | 100                                | calls waiting per webhook before set aside |
+ * | SENDLINE_WEBHOOK_DISABLE_AFTER_MS      | 86400000 (24 h), at least 1000     | failing every call this long disables   |
+ * | SENDLINE_WEBHOOKS_NOTICES_GROUP        | webhooks-notices                   | the admins' notices' consumer group     |
  * | SENDLINE_WEBHOOK_ALLOW_PRIVATE         | 0; with SENDLINE_DEV=1: 1          | call private and loopback addresses     |
  * | SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS   | 30000                              | consumer session timeout                |
  */
@@ -55,6 +62,7 @@ export function webhooksConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Web
   return {
     dispatcherGroupId: env.SENDLINE_WEBHOOKS_GROUP || 'webhooks-dispatcher',
     callerGroupId: env.SENDLINE_WEBHOOKS_CALLER_GROUP || 'webhooks-calls',
+    noticesGroupId: env.SENDLINE_WEBHOOKS_NOTICES_GROUP || 'webhooks-notices',
     startNewGroupsAt: start,
     retryDelaysMs: parseRetryDelays(env.SENDLINE_WEBHOOK_RETRY_DELAYS_MS),
     timeoutMs: integer(env, 'SENDLINE_WEBHOOK_TIMEOUT_MS', 10_000),
@@ -62,6 +70,8 @@ export function webhooksConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Web
     perEndpointConcurrency: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY', 8),
     maxInFlight: integer(env, 'SENDLINE_WEBHOOK_CONCURRENCY', 512),
     perEndpointQueue: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_QUEUE', 100),
+    // Below a second a webhook would be disabled by the first retry of its first failure.
+    disableAfterMs: integer(env, 'SENDLINE_WEBHOOK_DISABLE_AFTER_MS', WEBHOOK_DISABLE_AFTER_MS, 1000),
     allowPrivateAddresses: allowPrivate === '1',
     sessionTimeoutMs: integer(env, 'SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS', 30_000, 6000),
   };

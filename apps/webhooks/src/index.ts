@@ -4,10 +4,19 @@
  * - dispatcher.ts: events → call records (decide.ts, the bodies in payloads.ts), appended before the commit.
  * - caller.ts: call records → HTTP calls (http.ts, signed: signature.ts), per-endpoint limits (pool.ts), each
  *   attempt settled in attempts.ts (the next one on the retry schedule: schedule.ts).
- * - stores.ts: message summaries, the delivery log, the webhooks read from the accounts view.
+ * - stores.ts: message summaries, the delivery log (and each webhook's failure streak), the webhooks read from the
+ *   accounts view; a webhook failing every call for 24 hours is disabled (attempts.ts, the domain decides) and its
+ *   organization's admins told (notices.ts).
  * - webhooks.ts composes them; config.ts, main.ts: the process.
  */
-export { CallAttempts, callHeaders, manualRedelivery, nextAttempt, USER_AGENT } from './attempts';
+export {
+  CallAttempts,
+  callHeaders,
+  manualRedelivery,
+  nextAttempt,
+  USER_AGENT,
+  type DisableFailingWebhook,
+} from './attempts';
 export { startCaller, type CallerOptions, type RunningCaller } from './caller';
 export { isWebhookCallScheduled, type WebhookCallScheduled, type WebhookCallScheduledData } from './callRecord';
 export { webhooksConfigFromEnv, type WebhooksConfig } from './config';
@@ -26,4 +35,5 @@ export {
   type DeliveryAttempt,
   type WebhookDirectory,
 } from './stores';
-export { defaultLog, Webhooks, type Log, type WebhooksOptions } from './webhooks';
+export { noticesBy, startNotices, webhookDisabledNotice, type NoticesOptions } from './notices';
+export { defaultLog, disablingBy, Webhooks, type Log, type WebhooksOptions } from './webhooks';

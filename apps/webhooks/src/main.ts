@@ -3,16 +3,22 @@
  * suppressions' changes (see webhooks.ts), configured from the environment (config.ts). Stops gracefully on
  * SIGTERM/SIGINT: no new batch is taken, the calls in flight finish and are committed, then the process exits.
  */
+import { SystemMail, WebhooksService } from '@sendline/application';
 import {
   AccountsView,
+  AllowanceCounter,
   createRedis,
   EventStore,
   loadLocalServicesEnv,
   secretKeyFromEnv,
   serviceAddresses,
+  SuppressionView,
+  systemHostResolver,
+  systemSenderFromEnv,
 } from '@sendline/infra';
 import { webhooksConfigFromEnv } from './config';
-import { defaultLog, Webhooks } from './webhooks';
+import { noticesBy } from './notices';
+import { defaultLog, disablingBy, Webhooks } from './webhooks';
 
 loadLocalServicesEnv();
 const log = defaultLog();
@@ -20,14 +26,36 @@ const config = webhooksConfigFromEnv();
 const addresses = serviceAddresses();
 const store = EventStore.at(addresses, 'sendline-webhooks');
 const redis = createRedis(addresses.redisUrl);
+const accounts = new AccountsView(redis);
+const secretKey = secretKeyFromEnv();
+// The organization's webhook use case, for disabling a webhook that failed every call for 24 hours.
+const webhookAccounts = new WebhooksService({
+  store,
+  view: accounts,
+  secretKey: () => secretKey,
+  development: process.env.SENDLINE_DEV === '1',
+  resolveHost: systemHostResolver,
+});
+// The admins of a disabled webhook are told by email, sent as any message is, from the system sender.
+const systemMail = new SystemMail({
+  sending: {
+    store,
+    accounts,
+    suppressions: new SuppressionView(redis),
+    allowance: new AllowanceCounter(redis),
+  },
+  sender: systemSenderFromEnv(),
+});
 
 const webhooks = await Webhooks.start({
   store,
   redis,
-  directory: new AccountsView(redis),
-  secretKey: secretKeyFromEnv(),
+  directory: accounts,
+  secretKey,
   config,
   log,
+  disable: disablingBy(webhookAccounts, log),
+  notifyDisabled: noticesBy(systemMail, redis, (message, fields) => log('warn', message, fields)),
 });
 
 let stopping = false;

@@ -1,10 +1,13 @@
 import { isPublicAddress, type EventStore, type Redis, type RunningConsumer } from '@sendline/infra';
-import { CallAttempts } from './attempts';
+import type { WebhooksService } from '@sendline/application';
+import type { WebhookDisabled } from '@sendline/domain';
+import { CallAttempts, type DisableFailingWebhook } from './attempts';
 import { startCaller, type RunningCaller } from './caller';
 import type { WebhookCallScheduled } from './callRecord';
 import type { WebhooksConfig } from './config';
 import { startDispatcher } from './dispatcher';
 import { WebhookHttp } from './http';
+import { startNotices } from './notices';
 import {
   CachedWebhookDirectory,
   DeliveryLog,
@@ -36,6 +39,31 @@ export interface WebhooksOptions {
   directoryCacheMs?: number;
   /** Told of every settled attempt (benchmarks, tests). */
   onAttempt?: (record: WebhookCallScheduled, attempt: DeliveryAttempt | undefined) => void;
+  /** Disables a webhook that failed every call for `config.disableAfterMs`; absent: none is disabled. */
+  disable?: DisableFailingWebhook;
+  /** Tells the admins of a disabled webhook (the notices consumer runs only with it). */
+  notifyDisabled?: (event: WebhookDisabled) => Promise<void>;
+  /** The clock: when calls are due, when a failure streak began and how long it lasted. */
+  now?: () => number;
+}
+
+/**
+ * The disabling of failing webhooks through the organization's use case (WebhooksService.disableFailing: the domain
+ * decides, the event is appended to the accounts topic and applied to the view), logged when it happens.
+ */
+export function disablingBy(service: Pick<WebhooksService, 'disableFailing'>, log: Log): DisableFailingWebhook {
+  return async (organizationId, webhookId, failure) => {
+    const event = await service.disableFailing(organizationId, webhookId, failure);
+    if (event) {
+      log('warn', 'webhook disabled: every call failed', {
+        organizationId,
+        webhookId,
+        failingSince: new Date(event.data.failingSince).toISOString(),
+        reason: event.data.reason,
+      });
+    }
+    return event !== null;
+  };
 }
 
 /**
@@ -47,6 +75,7 @@ export class Webhooks {
     readonly dispatcher: RunningConsumer,
     readonly caller: RunningCaller,
     private readonly http: WebhookHttp,
+    readonly notices: RunningConsumer | undefined,
   ) {}
 
   static async start(options: WebhooksOptions): Promise<Webhooks> {
@@ -69,14 +98,18 @@ export class Webhooks {
       http,
       secretKey: options.secretKey,
       retryDelaysMs: config.retryDelaysMs,
+      disableAfterMs: config.disableAfterMs,
+      ...(options.disable && { disable: options.disable }),
+      ...(options.now && { now: options.now }),
     });
     const caller = await startCaller({
       store,
       groupId: config.callerGroupId,
       retries: config.retryDelaysMs.length,
       setAsideDelayMs: config.retryDelaysMs[0] ?? 0,
-      perform: async (record) => {
-        const attempt = await attempts.perform(record);
+      answered: (records) => attempts.answeredAmong(records),
+      perform: async (record, answered, called) => {
+        const attempt = await attempts.perform(record, answered, called);
         if (attempt?.status === 'Failed') {
           log('warn', 'webhook call given up', {
             callId: attempt.callId,
@@ -94,6 +127,7 @@ export class Webhooks {
       perEndpointConcurrency: config.perEndpointConcurrency,
       maxInFlight: config.maxInFlight,
       perEndpointQueue: config.perEndpointQueue,
+      ...(options.now && { now: options.now }),
       onError: (error) => log('error', 'webhook call', { error: String(error) }),
     });
     const dispatcher = await startDispatcher({
@@ -104,13 +138,34 @@ export class Webhooks {
       startNewGroupAt: config.startNewGroupsAt,
       ...(options.accept && { accept: options.accept }),
       sessionTimeoutMs: config.sessionTimeoutMs,
+      ...(options.now && { now: options.now }),
       onError: (error) => log('error', 'webhook dispatch', { error: String(error) }),
     });
+    const notify = options.notifyDisabled;
+    const notices = notify
+      ? await startNotices({
+          store,
+          groupId: config.noticesGroupId,
+          startNewGroupAt: config.startNewGroupsAt,
+          sessionTimeoutMs: config.sessionTimeoutMs,
+          ...(options.accept && { accept: options.accept }),
+          notify: async (event) => {
+            await notify(event);
+            log('info', 'webhook disabled, admins told', {
+              organizationId: event.metadata.organizationId,
+              webhookId: event.data.webhookId,
+              admins: event.data.notifyAdmins.length,
+            });
+          },
+          onError: (error) => log('error', 'webhook notice', { error: String(error) }),
+        })
+      : undefined;
     log('info', 'webhooks started', { dispatcherGroup: config.dispatcherGroupId, callerGroup: config.callerGroupId });
-    return new Webhooks(dispatcher, caller, http);
+    return new Webhooks(dispatcher, caller, http, notices);
   }
 
   async stop(): Promise<void> {
+    await this.notices?.stop();
     await this.dispatcher.stop();
     await this.caller.stop();
     await this.http.close();

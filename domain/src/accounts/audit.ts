@@ -30,6 +30,8 @@ export function auditSubject(event: AccountEvent): string {
     case 'WebhookUpdated':
     case 'WebhookDeleted':
       return `webhook ${event.data.webhookId}`;
+    case 'WebhookDisabled':
+      return `webhook ${event.data.webhookId} (its calls failed for too long)`;
     default: {
       const unknown: never = event;
       return String((unknown as { type: string }).type);

@@ -333,6 +333,7 @@ export function decideOrganization(command: AccountCommand, state: OrganizationS
     case 'CreateWebhook':
     case 'UpdateWebhook':
     case 'DeleteWebhook':
+    case 'DisableWebhook':
       return decideWebhook(command, state);
     default:
       return assertNever(command);

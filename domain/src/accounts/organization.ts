@@ -1,7 +1,7 @@
 import { DomainError } from '../domainError';
 import type { CommandMetadata, DomainEvent } from '../event';
 import type { ApiKeyMode, Role, Scope } from './rules';
-import { webhookEventKey, type WebhookEvent, type WebhookState } from './webhooks';
+import { webhookEventKey, type WebhookDisabled, type WebhookEvent, type WebhookState } from './webhooks';
 
 /**
  * The organization aggregate: events, state, initialOrganizationState and evolveOrganization (the decider
@@ -20,8 +20,13 @@ import { webhookEventKey, type WebhookEvent, type WebhookState } from './webhook
  * - DomainVerified repeats the whole domain (with its DKIM keys), because it replaces DomainAdded under the
  *   domain's key: a DomainVerified that held only the name would lose the DKIM private key to compaction;
  * - ApiKeyRevoked likewise repeats the whole key (with its digest, so the key view can find and mark it);
+<<<<<<< HEAD
  * - MemberRoleChanged repeats the whole member (with its addedAt), replacing MemberAdded under the member's key;
  * - WebhookCreated holds the whole webhook, and WebhookUpdated repeats it (with its sealed secrets and createdAt);
+=======
+ * - WebhookCreated holds the whole webhook, and WebhookUpdated and WebhookDisabled repeat it (with its sealed
+ *   secrets and createdAt);
+>>>>>>> h-webhooks
  * - MemberRemoved, DomainRemoved and WebhookDeleted end their entity and need only its name or id.
  * evolveOrganization lets entities depend neither on each other's events nor on arriving in order
  * across keys (a compacted, partitioned topic keeps order per key only): a DomainVerified or ApiKeyRevoked
@@ -99,6 +104,7 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'WebhookCreated',
   'WebhookUpdated',
   'WebhookDeleted',
+  'WebhookDisabled',
 ];
 
 export interface MemberState {
@@ -221,7 +227,10 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
         webhooks: withEntry(state.webhooks, event.data.webhookId, { ...event.data, createdAt: at, updatedAt: at }),
       };
     case 'WebhookUpdated':
+      // Saving a webhook enables it again (a WebhookUpdated carries no `disabled`).
       return { ...state, webhooks: withEntry(state.webhooks, event.data.webhookId, { ...event.data, updatedAt: at }) };
+    case 'WebhookDisabled':
+      return { ...state, webhooks: withEntry(state.webhooks, event.data.webhookId, disabledWebhookState(event)) };
     case 'WebhookDeleted':
       return { ...state, webhooks: withoutEntry(state.webhooks, event.data.webhookId) };
     default: {
@@ -231,6 +240,13 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
       return state;
     }
   }
+}
+
+/** The webhook a WebhookDisabled leaves: the whole webhook, disabled since the event. */
+export function disabledWebhookState(event: WebhookDisabled): WebhookState {
+  const { failingSince, reason, notifyAdmins, ...webhook } = event.data;
+  const at = event.metadata.occurredAt;
+  return { ...webhook, updatedAt: at, disabled: { at, failingSince, reason, notifyAdmins: [...notifyAdmins] } };
 }
 
 /**
@@ -259,6 +275,7 @@ export function accountEventKey(event: AccountEvent): string {
     case 'WebhookCreated':
     case 'WebhookUpdated':
     case 'WebhookDeleted':
+    case 'WebhookDisabled':
       return webhookEventKey(organizationId, event.data.webhookId);
     default: {
       const unknown: never = event;

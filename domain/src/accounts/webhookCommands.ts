@@ -11,6 +11,8 @@ import {
   validateWebhookHttpAuth,
   validateWebhookMessageStream,
   validateWebhookUrl,
+  failureStreakStart,
+  webhookFailedLongEnough,
   webhookNotFound,
   type WebhookData,
   type WebhookHeader,
@@ -58,8 +60,17 @@ export type UpdateWebhook = Command<
   }
 >;
 export type DeleteWebhook = Command<'DeleteWebhook', { webhookId: number }>;
+/**
+ * The webhooks process saw every call to the webhook fail since `failingSince` (the first failure after the last
+ * success, kept durably by the caller) and asks to disable it. `disableAfterMs` is the streak that disables
+ * (24 hours; configuration, shorter in tests); `reason` the last failure.
+ */
+export type DisableWebhook = Command<
+  'DisableWebhook',
+  { webhookId: number; failingSince: number; reason: string; disableAfterMs: number }
+>;
 
-export type WebhookCommand = CreateWebhook | UpdateWebhook | DeleteWebhook;
+export type WebhookCommand = CreateWebhook | UpdateWebhook | DeleteWebhook | DisableWebhook;
 
 function createWebhook(command: CreateWebhook, state: OrganizationState): AccountEvent[] {
   requireOrganization(command, state);
@@ -90,7 +101,10 @@ function createWebhook(command: CreateWebhook, state: OrganizationState): Accoun
   return [{ type: 'WebhookCreated', data, metadata: eventMetadata(command.metadata)() }];
 }
 
-/** A change that leaves the webhook as it was decides nothing. */
+/**
+ * A change that leaves the webhook as it was decides nothing, unless the webhook is disabled: saving it (even
+ * unchanged) is how the customer says the endpoint is fixed, and enables it again.
+ */
 function updateWebhook(command: UpdateWebhook, state: OrganizationState): AccountEvent[] {
   requireOrganization(command, state);
   const { webhookId } = command.data;
@@ -128,7 +142,7 @@ function updateWebhook(command: UpdateWebhook, state: OrganizationState): Accoun
     triggers: current.triggers,
     signingSecretSealed: current.signingSecretSealed,
   };
-  if (sameWebhook(before, next)) return [];
+  if (sameWebhook(before, next) && !current.disabled) return [];
   return [
     {
       type: 'WebhookUpdated',
@@ -168,6 +182,46 @@ function deleteWebhook(command: DeleteWebhook, state: OrganizationState): Accoun
   return [{ type: 'WebhookDeleted', data: { webhookId }, metadata: eventMetadata(command.metadata)() }];
 }
 
+/**
+ * Disables a webhook whose calls all failed for `disableAfterMs` (the streak counted from the webhook's last save,
+ * failureStreakStart), and names the organization's admins to tell. A webhook already disabled, saved since, or
+ * not failing long enough decides nothing: the caller may ask again after every failure, and after a crash.
+ */
+function disableWebhook(command: DisableWebhook, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const { webhookId, failingSince, reason, disableAfterMs } = command.data;
+  const current = state.webhooks.get(webhookId);
+  if (!current) throw webhookNotFound(webhookId);
+  if (!Number.isSafeInteger(disableAfterMs) || disableAfterMs <= 0 || !Number.isSafeInteger(failingSince)) {
+    throw new DomainError('InvalidWebhookDisabling', 'the failing streak and its limit must be whole milliseconds');
+  }
+  if (!webhookFailedLongEnough(current, failingSince, command.metadata.now, disableAfterMs)) return [];
+  const { updatedAt: _updatedAt, disabled: _disabled, ...webhook } = current;
+  return [
+    {
+      type: 'WebhookDisabled',
+      data: {
+        ...webhook,
+        failingSince: failureStreakStart(current, failingSince),
+        reason: reason.slice(0, WEBHOOK_DISABLED_REASON_MAX_LENGTH),
+        notifyAdmins: adminsOf(state),
+      },
+      metadata: eventMetadata(command.metadata)(),
+    },
+  ];
+}
+
+/** How much of the last failure a WebhookDisabled keeps. */
+export const WEBHOOK_DISABLED_REASON_MAX_LENGTH = 500;
+
+/** The organization's admins (who are told when a webhook is disabled), in address order. */
+function adminsOf(state: OrganizationState): string[] {
+  return [...state.members]
+    .filter(([, member]) => member.role === 'admin')
+    .map(([email]) => email)
+    .sort();
+}
+
 export function decideWebhook(command: WebhookCommand, state: OrganizationState): AccountEvent[] {
   switch (command.type) {
     case 'CreateWebhook':
@@ -176,5 +230,7 @@ export function decideWebhook(command: WebhookCommand, state: OrganizationState)
       return updateWebhook(command, state);
     case 'DeleteWebhook':
       return deleteWebhook(command, state);
+    case 'DisableWebhook':
+      return disableWebhook(command, state);
   }
 }

@@ -96,17 +96,59 @@ export type WebhookCreated = DomainEvent<'WebhookCreated', WebhookData>;
 /** The whole webhook again, so it survives compaction of its WebhookCreated; updatedAt is the event's occurredAt. */
 export type WebhookUpdated = DomainEvent<'WebhookUpdated', WebhookData & { createdAt: number }>;
 export type WebhookDeleted = DomainEvent<'WebhookDeleted', { webhookId: number }>;
-export type WebhookEvent = WebhookCreated | WebhookUpdated | WebhookDeleted;
+
+/** Why and since when a webhook was disabled, and whom the service told (the organization's admins then). */
+export interface WebhookDisabling {
+  /** The first failure of the streak of failed calls that disabled it. */
+  failingSince: number;
+  /** The last call's failure, e.g. `answered 500` or `no answer within 10 s`. */
+  reason: string;
+  /** The admins' addresses the notice goes to, decided with the disabling (see notifyAdmins). */
+  notifyAdmins: string[];
+}
+
+/**
+ * The webhook failed every call for the organization's allowed streak (24 hours): it is called no more until it is
+ * saved again (a PUT). The whole webhook again, as WebhookUpdated, because it replaces it under the webhook's key
+ * on the compacted accounts topic; disabledAt is the event's occurredAt.
+ */
+export type WebhookDisabled = DomainEvent<'WebhookDisabled', WebhookData & { createdAt: number } & WebhookDisabling>;
+export type WebhookEvent = WebhookCreated | WebhookUpdated | WebhookDeleted | WebhookDisabled;
 
 /** A webhook as the organization holds it. */
 export interface WebhookState extends WebhookData {
   createdAt: number;
   updatedAt: number;
+  /** Set while the webhook is disabled for failing (absent or null: enabled; old view entries have none). */
+  disabled?: (WebhookDisabling & { at: number }) | null;
+}
+
+/** The default of the streak of failed calls that disables a webhook: 24 hours. */
+export const WEBHOOK_DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * When the webhook's current streak of failures began, counted for disabling it: the first failure the caller saw
+ * since the last success (`failingSince`), but never before the webhook was last saved (created, changed or
+ * re-enabled): saving it is the customer saying it is fixed, so failures before do not count against it.
+ */
+export function failureStreakStart(webhook: Pick<WebhookState, 'updatedAt'>, failingSince: number): number {
+  return Math.max(failingSince, webhook.updatedAt);
+}
+
+/** Whether a streak of failures that began at `failingSince` has lasted `disableAfterMs` at `now` (and the webhook is not disabled yet). */
+export function webhookFailedLongEnough(
+  webhook: Pick<WebhookState, 'updatedAt' | 'disabled'>,
+  failingSince: number,
+  now: number,
+  disableAfterMs: number,
+): boolean {
+  return !webhook.disabled && now - failureStreakStart(webhook, failingSince) >= disableAfterMs;
 }
 
 /**
  * What the webhook dispatcher reads (from the accounts view) to call one webhook: the webhook as it stands, the
- * organization it belongs to, and `enabled`, false when no trigger is on (such a webhook is kept, never called).
+ * organization it belongs to, and `enabled`, false when no trigger is on or it is disabled for failing (such a
+ * webhook is kept, never called).
  * HttpAuth's password and the signing secret stay sealed: only a holder of the secret key opens them.
  */
 export interface WebhookConfig extends WebhookState {
@@ -121,7 +163,7 @@ export function webhookConfig(organizationId: string, webhook: WebhookState): We
   return {
     ...webhook,
     organizationId,
-    enabled: WEBHOOK_TRIGGER_NAMES.some((name) => webhook.triggers[name].enabled),
+    enabled: !webhook.disabled && WEBHOOK_TRIGGER_NAMES.some((name) => webhook.triggers[name].enabled),
   };
 }
 

@@ -7,13 +7,15 @@ import {
   webhookConfig,
   type CreateWebhook,
   type DeleteWebhook,
+  type DisableWebhook,
+  type WebhookDisabled,
   type UpdateWebhook,
   type WebhookCreated,
   type WebhookDeleted,
   type WebhookUpdated,
 } from '../../src/accounts';
 import { DeciderSpecification } from '../decider-spec';
-import { CREATED_AT, LATER, ORG, anOrganization, command, eventMetadata } from './fixtures';
+import { ADMIN, CREATED_AT, LATER, ORG, anOrganization, command, eventMetadata, memberAdded } from './fixtures';
 
 const { given } = DeciderSpecification.for(organizationDecider);
 
@@ -311,6 +313,113 @@ describe('webhooks of an organization', () => {
       const state = { ...webhookData(), createdAt: 1, updatedAt: 1 };
       expect(webhookConfig(ORG, state).enabled).toBe(false);
       expect(webhookConfig(ORG, { ...state, triggers: withDelivery }).enabled).toBe(true);
+    });
+  });
+
+  describe('disabling one that failed for 24 hours straight', () => {
+    const DAY = 24 * 60 * 60 * 1000;
+    const history = () => [
+      ...anOrganization(),
+      memberAdded('bob@acme.example', 'developer'),
+      memberAdded('cy@acme.example', 'admin'),
+      webhookCreated({ triggers: withDelivery }),
+    ];
+    const disable = (failingSince: number, now: number, disableAfterMs = DAY) =>
+      command<DisableWebhook>(
+        'DisableWebhook',
+        { webhookId: 1234567, failingSince, reason: 'answered 500', disableAfterMs },
+        now,
+      );
+    const failingSince = HOOK_CREATED_AT + 60_000;
+    const disabled = (): WebhookDisabled => ({
+      type: 'WebhookDisabled',
+      data: {
+        ...webhookData({ triggers: withDelivery }),
+        createdAt: HOOK_CREATED_AT,
+        failingSince,
+        reason: 'answered 500',
+        notifyAdmins: [ADMIN, 'cy@acme.example'],
+      },
+      metadata: eventMetadata('event-1', failingSince + DAY),
+    });
+
+    it('disables it, repeating the whole webhook, and names the admins (not the other members) to tell', () => {
+      given(history())
+        .when(disable(failingSince, failingSince + DAY))
+        .then([disabled()]);
+    });
+
+    it('decides nothing before the streak lasted the limit', () => {
+      given(history())
+        .when(disable(failingSince, failingSince + DAY - 1))
+        .thenNothingHappened();
+    });
+
+    it('counts the streak from the webhook’s last save: failures before a change do not count', () => {
+      const updated: WebhookUpdated = {
+        type: 'WebhookUpdated',
+        data: { ...webhookData({ triggers: withDelivery, url: 'https://hooks.acme.example/v2' }), createdAt: 1 },
+        metadata: eventMetadata('ev-updated', failingSince + DAY / 2),
+      };
+      given([...history(), updated])
+        .when(disable(failingSince, failingSince + DAY))
+        .thenNothingHappened();
+      given([...history(), updated])
+        .when(disable(failingSince, failingSince + DAY / 2 + DAY))
+        .then([
+          expect.objectContaining({
+            type: 'WebhookDisabled',
+            data: expect.objectContaining({ failingSince: failingSince + DAY / 2 }),
+          }) as unknown as WebhookDisabled,
+        ]);
+    });
+
+    it('decides nothing for a webhook disabled already (asked again after a crash, or by another failure)', () => {
+      given([...history(), disabled()])
+        .when(disable(failingSince, failingSince + 2 * DAY))
+        .thenNothingHappened();
+    });
+
+    it('refuses a webhook the organization does not have', () => {
+      given(anOrganization())
+        .when(disable(failingSince, failingSince + DAY))
+        .thenThrows('WebhookNotFound');
+    });
+
+    it('leaves it disabled, not called, until it is saved again: any PUT, even unchanged, enables it', () => {
+      const state = foldOrganization([...history(), disabled()]);
+      const webhook = state.webhooks.get(1234567)!;
+      expect(webhook.disabled).toEqual({
+        at: failingSince + DAY,
+        failingSince,
+        reason: 'answered 500',
+        notifyAdmins: [ADMIN, 'cy@acme.example'],
+      });
+      expect(webhookConfig(ORG, webhook).enabled).toBe(false);
+      given([...history(), disabled()])
+        .when(updateWebhook())
+        .then([
+          {
+            type: 'WebhookUpdated',
+            data: { ...webhookData({ triggers: withDelivery }), createdAt: HOOK_CREATED_AT },
+            metadata: eventMetadata('event-1', LATER),
+          },
+        ]);
+      const enabled = foldOrganization([
+        ...history(),
+        disabled(),
+        {
+          type: 'WebhookUpdated',
+          data: { ...webhookData({ triggers: withDelivery }), createdAt: HOOK_CREATED_AT },
+          metadata: eventMetadata('ev-enabled', LATER),
+        } satisfies WebhookUpdated,
+      ]).webhooks.get(1234567)!;
+      expect(enabled.disabled).toBeUndefined();
+      expect(webhookConfig(ORG, enabled).enabled).toBe(true);
+    });
+
+    it('is keyed as the webhook’s other events (it replaces them under compaction)', () => {
+      expect(accountEventKey(disabled())).toBe(`webhook/${ORG}/1234567`);
     });
   });
 });

@@ -1,15 +1,22 @@
 import type { WebhookSummary, WebhookInput } from '@sendline/application';
 import { validateWebhookMessageStream, type WebhookTriggersChange } from '@sendline/domain';
+import type { StoredApiKey } from '@sendline/infra';
 import { Type, type Static } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { documented, documentedEnum, errorResponses } from '../openapi';
 
+/** The actor the console's audit shows for a change made with an API key: the key's prefix, never its secret. */
+function keyActor(key: StoredApiKey): string {
+  return `api key ${key.prefix}`;
+}
+
 /**
  * Postmark's webhooks API (`/webhooks`), field for field, so Postmark's clients configure our webhooks unchanged,
- * plus one field of ours: `SigningSecret`, in the answer to a creation only (every call is signed with it, see
- * docs/webhooks.md). HttpAuth's password is never shown again: it reads as `********`, and sending that mask
+ * plus two fields of ours: `SigningSecret`, in the answer to a creation only (every call is signed with it, see
+ * docs/webhooks.md), and `Disabled`, set while the webhook is disabled for failing every call for 24 hours (any
+ * PUT enables it again). HttpAuth's password is never shown again: it reads as `********`, and sending that mask
  * back keeps the password.
  *
  * A body that does not fit the schema is answered 422 with ErrorCode 403 naming the field (Postmark's "the JSON is
@@ -104,6 +111,9 @@ const UpdateRequest = Type.Object(
     // A webhook read with GET can be sent back whole: its ID (the path's is the one that counts) and its stream,
     // which cannot change, are accepted.
     ID: Type.Optional(Type.Integer({ description: 'Ignored: the path names the webhook' })),
+    Disabled: Type.Optional(
+      Type.Unknown({ description: 'Ignored: any PUT enables a webhook disabled for failing again' }),
+    ),
     MessageStream: Type.Optional(documentedEnum(Type.String({ description: 'Cannot change: outbound' }), ['outbound'])),
     Url: Type.Optional(Url),
     HttpAuth: Type.Optional(Type.Union([HttpAuth, Type.Null()], { description: 'null: no credentials any more' })),
@@ -122,6 +132,20 @@ const Webhook = Type.Object({
   ),
   HttpHeaders: Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() })),
   Triggers,
+  Disabled: Type.Union([
+    Type.Object(
+      {
+        At: Type.String({ format: 'date-time', description: 'When it was disabled' }),
+        FailingSince: Type.String({ format: 'date-time', description: 'The first failed call of the streak' }),
+        Reason: Type.String({ description: "The last call's failure, e.g. answered 500" }),
+      },
+      {
+        description:
+          'Ours: the webhook failed every call for 24 hours and is called no more; a PUT enables it again. null while enabled',
+      },
+    ),
+    Type.Null(),
+  ]),
 });
 
 const CreatedWebhook = Type.Object({
@@ -171,6 +195,13 @@ function toAnswer(webhook: WebhookSummary): WebhookAnswer {
       Click: { Enabled: triggers.click.enabled },
       SpamComplaint: { Enabled: triggers.spamComplaint.enabled, IncludeContent: triggers.spamComplaint.includeContent },
     },
+    Disabled: webhook.disabled
+      ? {
+          At: new Date(webhook.disabled.at).toISOString(),
+          FailingSince: new Date(webhook.disabled.failingSince).toISOString(),
+          Reason: webhook.disabled.reason,
+        }
+      : null,
   };
 }
 
@@ -269,7 +300,7 @@ export function webhookRoutes(deps: ApiDependencies) {
       async (request) => {
         refuseInvalidBody(request.validationError);
         const key = requireKey(request);
-        const created = await service.create(key.organizationId, toInput(request.body));
+        const created = await service.as(keyActor(key)).create(key.organizationId, toInput(request.body));
         return { ...toAnswer(created), SigningSecret: created.signingSecret };
       },
     );
@@ -313,9 +344,9 @@ export function webhookRoutes(deps: ApiDependencies) {
         // An unknown webhook is 404 before its body is judged, as Postmark answers.
         await service.get(key.organizationId, id);
         refuseInvalidBody(request.validationError);
-        const { MessageStream: stream, ...change } = request.body;
+        const { MessageStream: stream, Disabled: _ignored, ...change } = request.body;
         if (stream !== undefined) validateWebhookMessageStream(stream);
-        return toAnswer(await service.update(key.organizationId, id, toInput(change)));
+        return toAnswer(await service.as(keyActor(key)).update(key.organizationId, id, toInput(change)));
       },
     );
 
@@ -336,7 +367,7 @@ export function webhookRoutes(deps: ApiDependencies) {
       async (request) => {
         const key = requireKey(request);
         const id = webhookId(request.params.id);
-        await service.delete(key.organizationId, id);
+        await service.as(keyActor(key)).delete(key.organizationId, id);
         return { ErrorCode: 0, Message: `Webhook ${id} removed.` };
       },
     );

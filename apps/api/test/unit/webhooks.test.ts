@@ -152,6 +152,7 @@ describe('POST /v1/webhooks', () => {
         Click: { Enabled: false },
         SpamComplaint: { Enabled: false, IncludeContent: false },
       },
+      Disabled: null,
       SigningSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     const [event] = appended[0] as WebhookCreated[];

@@ -1,5 +1,6 @@
 import {
   auditSubject,
+  disabledWebhookState,
   initialOrganizationState,
   webhookConfig,
   type AccountEvent,
@@ -177,6 +178,13 @@ export class AccountsView {
         p.hset(this.entitiesKey(org, 'webhooks'), String(data.webhookId), JSON.stringify(state));
         break;
       }
+      case 'WebhookDisabled':
+        p.hset(
+          this.entitiesKey(org, 'webhooks'),
+          String(event.data.webhookId),
+          JSON.stringify(disabledWebhookState(event)),
+        );
+        break;
       case 'WebhookDeleted':
         p.hdel(this.entitiesKey(org, 'webhooks'), String(event.data.webhookId));
         break;
