@@ -132,6 +132,15 @@ describe("Postmark's webhooks API through the postmark 5.1.0 client", () => {
     expect(gone).toBeInstanceOf(postmark.Errors.PostmarkError);
     expect((gone as postmark.Errors.PostmarkError).statusCode).toBe(404);
     expect((gone as postmark.Errors.PostmarkError).code).toBe(1400);
+
+    // The console's audit names the key that made each change (its prefix, never its secret).
+    const { entries } = await api.deps.accounts.audit(org.organizationId, 3, 0);
+    const actor = `api key ${org.liveKey.slice(0, 12)}`;
+    expect(entries.map((entry) => [entry.action, entry.actor])).toEqual([
+      ['WebhookDeleted', actor],
+      ['WebhookUpdated', actor],
+      ['WebhookCreated', actor],
+    ]);
   });
 
   it("another organization's key can neither see, change nor delete our webhook (404)", async () => {
