@@ -82,6 +82,14 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
 }
 
+/**
+ * The longest window README.md documents ("The sender"): a killed sender re-sends only what a server answered
+ * 250 at most this long before the kill. The median is a couple of milliseconds; this bound is the tail seen on
+ * a two-core machine shared by Kafka, Redis, ClickHouse, the apps and the tests, whose scheduler alone stalls
+ * an idle process for up to ~170 ms at such moments.
+ */
+export const GUARD_WINDOW_MS = 350;
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function readyz(baseUrl: string): Promise<number> {

@@ -8,7 +8,7 @@ import { createTestOrganization, startTestApi, type TestApi, type TestOrganizati
 import { call } from '../support/http';
 import { eventually } from '../support/services';
 import { dataOf, EventTap, startMailServer, testSenderConfig } from '../sender/support';
-import { sleep } from './harness';
+import { GUARD_WINDOW_MS, sleep } from './harness';
 
 /**
  * The sender killed (SIGKILL) in the middle of a stream of 300 messages, then started again on the same
@@ -21,14 +21,6 @@ import { sleep } from './harness';
  * answered 250 (its clock) to the moment Redis applied the guard (Redis's clock, kept in the ledger). Both
  * clocks are this machine's.
  */
-
-/**
- * The longest window README.md documents ("The sender"): a killed sender re-sends only what a server answered
- * 250 at most this long before the kill. The median is a couple of milliseconds; this bound is the tail seen on
- * a two-core machine shared by Kafka, Redis, ClickHouse, the apps and the tests, whose scheduler alone stalls
- * an idle process for up to ~170 ms at such moments.
- */
-const GUARD_WINDOW_MS = 350;
 
 let api: TestApi;
 let org: TestOrganization;
