@@ -1,0 +1,103 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { api } from '../api/client';
+import type { Me } from '../api/types';
+import { Centered, ErrorNotice, Loading } from '../components/common';
+
+/** The token of a sign-in link (`/console/sign-in#token=…`), read once from the address. */
+let linkToken: string | null | undefined;
+function takeLinkToken(): string | null {
+  if (linkToken === undefined) {
+    linkToken = new URLSearchParams(location.hash.slice(1)).get('token');
+    // The token leaves the address bar (and the history) at once.
+    if (linkToken) history.replaceState(null, '', location.pathname + location.search);
+  }
+  return linkToken;
+}
+
+/** The one post of that token: a second would be refused (a link works once), whatever renders twice. */
+let session: Promise<Me> | undefined;
+function openSessionOnce(token: string): Promise<Me> {
+  session ??= api.openSession(token);
+  return session;
+}
+
+/**
+ * Sign in: enter an email address, then follow the link the mail brings. The link's page posts its token and
+ * lands on the page asked for (the overview by default).
+ */
+export function SignInPage({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
+  const [token] = useState(takeLinkToken);
+  const [linkError, setLinkError] = useState<unknown>(undefined);
+  const [email, setEmail] = useState('');
+  const [sent, setSent] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+
+  useEffect(() => {
+    if (!token) return;
+    let current = true;
+    openSessionOnce(token).then(
+      (me) => current && onSignedIn(me),
+      (error: unknown) => current && setLinkError(error),
+    );
+    return () => {
+      current = false;
+    };
+  }, [token, onSignedIn]);
+
+  if (token && linkError === undefined) {
+    return (
+      <Centered title="Signing you in">
+        <Loading what="your session" />
+      </Centered>
+    );
+  }
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const answer = await api.requestSignInLink(email.trim());
+      setSent(answer.Message);
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <Centered title="Sign in to Sendline">
+      {linkError !== undefined ? <ErrorNotice error={linkError} title="This link did not sign you in" /> : null}
+      {sent !== null ? (
+        <div className="notice success" role="status">
+          <h2>Check your inbox</h2>
+          <p>{sent}</p>
+          <p className="muted">The link works once, for 15 minutes.</p>
+          <button type="button" onClick={() => setSent(null)}>
+            Use another address
+          </button>
+        </div>
+      ) : (
+        <form onSubmit={submit} className="stack">
+          <p className="muted">We email you a link that signs you in: no password to remember.</p>
+          <label htmlFor="sign-in-email">Email address</label>
+          <input
+            id="sign-in-email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+            autoFocus
+          />
+          <ErrorNotice error={error} />
+          <button type="submit" className="primary" disabled={busy}>
+            {busy ? 'Sending…' : 'Email me a sign-in link'}
+          </button>
+        </form>
+      )}
+    </Centered>
+  );
+}
