@@ -66,12 +66,20 @@ function sendIndex(reply: FastifyReply, method: string) {
   return reply.sendFile('index.html', { maxAge: 0, immutable: false, cacheControl: false });
 }
 
+function notBuilt(reply: FastifyReply) {
+  return reply.code(503).header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
+}
+
 export function consoleAssets(options: { distDir?: string } = {}) {
   const dist = options.distDir ?? CONSOLE_DIST;
   return async function consoleAssetRoutes(app: FastifyInstance): Promise<void> {
     await app.register(fastifyStatic, { root: dist, serve: false, preCompressed: true });
 
-    app.get('/console', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console/'));
+    // `/console` itself is the overview too (the API ignores a trailing slash, so `/console/` may land here as well).
+    app.get('/console', { schema: { hide: true } }, async (request, reply) => {
+      if (!(await isFile(join(dist, 'index.html')))) return notBuilt(reply);
+      return sendIndex(reply, request.method);
+    });
 
     app.route({
       // Every method: a page only answers GET and HEAD, an unknown /console/api/ path is 404 whatever the method.
@@ -93,13 +101,7 @@ export function consoleAssets(options: { distDir?: string } = {}) {
           });
           return reply.code(status).header('Allow', 'GET, HEAD').send(body);
         }
-        if (!(await isFile(join(dist, 'index.html')))) {
-          return reply
-            .code(503)
-            .header('Cache-Control', 'no-store')
-            .type('text/html; charset=utf-8')
-            .send(NOT_BUILT_PAGE);
-        }
+        if (!(await isFile(join(dist, 'index.html')))) return notBuilt(reply);
         const file = safeRelative(path);
         if (file !== null && file.startsWith('assets/')) {
           if (!(await isFile(join(dist, file)))) {
