@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import { messageOf } from '../api/client';
+import { markInteractive } from '../interactive';
 
 /** What every page shares: loading a resource, showing an error in words, dates, copy buttons, confirmations. */
 
@@ -71,7 +72,13 @@ export function Show<T>({
     );
   }
   if (loaded.data === undefined) return <Loading what={what} />;
-  return <>{children(loaded.data)}</>;
+  return <Shown>{children(loaded.data)}</Shown>;
+}
+
+/** Content on screen: the first time, the page is interactive. */
+function Shown({ children }: { children: ReactNode }) {
+  useEffect(markInteractive, []);
+  return <>{children}</>;
 }
 
 const localFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });

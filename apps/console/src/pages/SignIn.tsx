@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
+import { markInteractive } from '../interactive';
 import type { Me } from '../api/types';
 import { Centered, ErrorNotice, Loading } from '../components/common';
 
@@ -45,7 +46,12 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
     };
   }, [token, onSignedIn]);
 
-  if (token && linkError === undefined) {
+  const signingIn = token !== null && linkError === undefined;
+  useEffect(() => {
+    if (!signingIn) markInteractive();
+  }, [signingIn]);
+
+  if (signingIn) {
     return (
       <Centered title="Signing you in">
         <Loading what="your session" />
