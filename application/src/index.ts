@@ -8,7 +8,11 @@
  *   accounts/      organizations, members, sending domains, API keys, allowance (the organization decider)
  *   suppressions/  the console's manual suppressions (the suppression decider)
  *   webhooks/      an organization's webhooks (the organization decider), for the API's /webhooks
+ *   sending/       the send use case (POST /email's: validate, domain, suppressions, allowance, MessageAccepted)
+ *   systemMail/    email from our own processes through that use case, as the system organization
  */
 export * from './accounts';
 export * from './suppressions';
 export * from './webhooks';
+export * from './sending';
+export * from './systemMail';

@@ -41,6 +41,14 @@ export function mailHostFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   return env.SENDLINE_MAIL_HOST ?? DEFAULT_MAIL_HOST;
 }
 
+/** The From of system mail (sign-in links, notices), unless SENDLINE_SYSTEM_SENDER names another. */
+export const DEFAULT_SYSTEM_SENDER = 'Sendline <no-reply@system.sendline.test>';
+
+/** The system sender: SENDLINE_SYSTEM_SENDER, else DEFAULT_SYSTEM_SENDER. */
+export function systemSenderFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_SYSTEM_SENDER || DEFAULT_SYSTEM_SENDER;
+}
+
 /**
  * Reads `.local/services.env` (written by `npm run infra -- up`: the local services'
  * addresses and the development secret key) into the environment, without

@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { buildApi, connectApiDependencies, type Api, type ApiDependencies } from '@sendline/api';
 import { API_KEY_SCOPES, type AccountEvent, type Scope } from '@sendline/domain';
-import { AccountsService, type AccountCommandInput, type DomainSummary } from '@sendline/application';
+import {
+  AccountsService,
+  ensureSystemOrganization,
+  SystemMail,
+  type AccountCommandInput,
+  type DomainSummary,
+  type SystemOrganizationStatus,
+} from '@sendline/application';
 import {
   createTxtResolver,
   mailHostFromEnv,
   MemoryZone,
   secretKeyFromEnv,
   startDnsServer,
+  systemSenderFromEnv,
   txtResolverFromEnv,
   type HostResolver,
   type TxtResolver,
@@ -137,4 +145,35 @@ export async function createTestOrganization(
     addDomain,
     run: (command) => service.execute(organizationId, command),
   };
+}
+
+/**
+ * The system organization (the sender of system mail: sign-in links, notices) on `deps`' store and view, set up as
+ * `admin system setup` does: created once, its domain verified through a DNS server on loopback that publishes its
+ * records. Idempotent: every test file that sends system mail calls it.
+ */
+export async function ensureTestSystemOrganization(
+  deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'mailHost'>>,
+  sender = systemSenderFromEnv(),
+): Promise<SystemOrganizationStatus> {
+  const zone = new MemoryZone();
+  const dns = await startDnsServer({ zone });
+  try {
+    return await ensureSystemOrganization({
+      accounts: testAccountsService(deps, { resolveTxt: createTxtResolver({ servers: [dns.address] }) }),
+      view: deps.accounts,
+      sender,
+      publish: async (records) => zone.publish(...records),
+    });
+  } finally {
+    await dns.close();
+  }
+}
+
+/** System mail on `deps`' services, as the API and the webhooks dispatcher build it. */
+export function testSystemMail(
+  deps: Pick<ApiDependencies, 'store' | 'accounts' | 'suppressions' | 'allowance' | 'now' | 'newId'>,
+  sender = systemSenderFromEnv(),
+): SystemMail {
+  return new SystemMail({ sending: deps, sender });
 }

@@ -7,6 +7,7 @@ import {
   secretKeyFromEnv,
   serviceAddresses,
   SuppressionView,
+  systemSenderFromEnv,
   txtResolverFromEnv,
   type Redis,
   type ServiceAddresses,
@@ -22,6 +23,7 @@ export interface AdminContextOptions {
 interface Connected {
   redis: Redis;
   store: EventStore;
+  view: AccountsView;
   accounts: AccountsService;
   suppressions: ManualSuppressions;
 }
@@ -59,6 +61,7 @@ export class AdminContext {
     this.connected = {
       redis,
       store,
+      view,
       accounts: new AccountsService({
         store,
         view,
@@ -73,6 +76,15 @@ export class AdminContext {
 
   get accounts(): AccountsService {
     return this.connect().accounts;
+  }
+
+  get accountsView(): AccountsView {
+    return this.connect().view;
+  }
+
+  /** The From of system mail (SENDLINE_SYSTEM_SENDER or the default). */
+  get systemSender(): string {
+    return systemSenderFromEnv(this.env);
   }
 
   get suppressions(): ManualSuppressions {

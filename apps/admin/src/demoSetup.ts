@@ -1,5 +1,6 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { ensureSystemOrganization } from '@sendline/application';
 import { API_KEY_SCOPES, DomainError } from '@sendline/domain';
 import {
   createTxtResolver,
@@ -128,12 +129,29 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
   let ownServer: RunningDnsServer | undefined;
   try {
     const accounts = context.accounts;
+    // The system organization sends the console's sign-in links (system mail): set up beside the demo, its records
+    // published in the same development zone and verified through the same DNS server.
+    const setUpSystemMail = async () => {
+      const status = await ensureSystemOrganization({
+        accounts,
+        view: context.accountsView,
+        sender: context.systemSender,
+        publish: (records) => publishToZoneFile(zoneFile, records),
+        verifyAttempts: 10,
+      });
+      log(
+        status.verified
+          ? `system mail ready: ${context.systemSender} sends as organization ${status.organizationId}`
+          : `system mail NOT ready: ${status.domain} could not be verified through DNS at ${servers.join(', ')}`,
+      );
+    };
     const existing = await readCredentials(options.credentialsFile);
     if (existing) {
       const key = await accounts.activeKey(existing.keys.live);
       if (key && key.organizationId === existing.organizationId) {
         if (existing.baseUrl !== baseUrl) await writeCredentials(options.credentialsFile, { ...existing, baseUrl });
         log(`demo organization ${existing.organizationId} kept: its live key still authenticates`);
+        await setUpSystemMail();
         return { credentials: { ...existing, baseUrl }, created: false };
       }
       log(`the demo credentials in ${options.credentialsFile} no longer authenticate: making a new demo organization`);
@@ -168,6 +186,7 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
         (error instanceof InfrastructureError && error.retriable),
     });
     log(`domain ${domain.name} verified through DNS at ${servers.join(', ')}`);
+    await setUpSystemMail();
 
     const live = await accounts.issueApiKey(organization.id, {
       name: 'Demo live key',

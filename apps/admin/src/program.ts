@@ -7,6 +7,7 @@ import {
   organizationCommands,
   replayCommand,
   suppressionCommands,
+  systemCommands,
   type CommandKit,
   type JsonOption,
 } from './commands';
@@ -54,5 +55,6 @@ export function buildProgram(context: AdminContext, output: Output, errors: Outp
   keyCommands(program, kit);
   suppressionCommands(program, kit, ALLOWED_ORIGINS.ManualSuppression);
   replayCommand(program, kit);
+  systemCommands(program, kit);
   return program;
 }

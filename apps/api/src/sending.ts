@@ -1,21 +1,13 @@
-import {
-  addressDomain,
-  allowancePeriod,
-  messageDecider,
-  uniqueRecipients,
-  validateSendRequest,
-  type MessageCommand,
-  type MessageEvent,
-  type MessageState,
-  type OutboundMessage,
-} from '@sendline/domain';
-import { CommandHandler, nameBasedId, type StoredApiKey } from '@sendline/infra';
+import { SendingService as SendUseCase, type IdempotentRequest, type SendDecision } from '@sendline/application';
+import type { StoredApiKey } from '@sendline/infra';
 import { Type, type Static } from 'typebox';
 import { parseAddressListCached } from './addressListCache';
 import type { ApiDependencies } from './context';
 import type { PostmarkError } from './errorBody';
 import { errorAnswer } from './errors';
 import { messagesAccepted, messagesRefused } from './metrics';
+
+export type { IdempotentRequest } from '@sendline/application';
 
 /**
  * Postmark's send result: the 200 answer of POST /email and each entry of POST /email/batch's array (an entry
@@ -32,180 +24,43 @@ export const SendResult = Type.Object({
 });
 export type SendResult = Static<typeof SendResult>;
 
-/** A request sent with an Idempotency-Key: what its messages' ids and time are derived from. */
-export interface IdempotentRequest {
-  key: string;
-  /** SHA-256 of the route and the body. */
-  requestHash: string;
-  /** When the first request with this key arrived (a retry keeps it). */
-  submittedAt: number;
-}
-
-const ID_NAMESPACE = 'sendline.message';
-
 export type SendOutcome = { status: 200; body: SendResult } | { status: number; body: PostmarkError };
 
-/** A message that passed every check and waits for its events to be appended. */
-interface Decided {
-  /** The message's position in the request. */
-  index: number;
-  messageId: string;
-  events: MessageEvent[];
-  result: SendResult;
-  activeCount: number;
-}
-
-function formatList(mailboxes: { email: string; name?: string }[]): string {
-  return mailboxes.map((m) => m.email).join(', ');
-}
-
-function refused(code: string, params: Record<string, string | string[] | undefined> = {}): SendOutcome {
-  const answer = errorAnswer(code, params);
+/** A decision of the send use case as the API's answer: the result, or the catalogue's error (counted). */
+function answerOf(decision: SendDecision): SendOutcome {
+  if (decision.ok) return { status: 200, body: decision.result };
+  const answer = errorAnswer(decision.code, decision.params);
   messagesRefused.inc({ error_code: String(answer.body.ErrorCode) });
   return answer;
 }
 
 /**
- * The send path: request valid → From on a verified domain of the key's
- * organization → recipients split against the suppression view → allowance
- * reserved for the active recipients → MessageAccepted appended (acknowledged by
- * Kafka) → the answer. The rules themselves are the domain's; this only wires them.
+ * POST /email's side of the send use case (application/src/sending): the API's address-list cache and metrics
+ * wired in, and each decision turned into Postmark's answer through the error catalogue.
  */
 export class SendingService {
-  /** Nothing to apply after the append: no view of the API reads a message back (the projector fills them). */
-  private readonly messages: CommandHandler<MessageState, MessageCommand, MessageEvent>;
+  private readonly useCase: SendUseCase;
 
-  constructor(private readonly deps: ApiDependencies) {
-    this.messages = new CommandHandler({ decider: messageDecider, store: deps.store });
+  constructor(deps: ApiDependencies) {
+    this.useCase = new SendUseCase({
+      store: deps.store,
+      accounts: deps.accounts,
+      suppressions: deps.suppressions,
+      allowance: deps.allowance,
+      now: deps.now,
+      newId: deps.newId,
+      parseAddressList: parseAddressListCached,
+      onAccepted: (count) => messagesAccepted.inc({ mode: 'live' }, count),
+    });
   }
 
   /** Sends one message; the answer is Postmark's send result or error. */
   async send(key: StoredApiKey, body: unknown, idempotency?: IdempotentRequest): Promise<SendOutcome> {
-    const [outcome] = await this.sendMany(key, [body], idempotency);
-    if (!outcome) throw new Error('the send path answered no outcome for the message');
-    return outcome;
+    return answerOf(await this.useCase.send(key, body, idempotency));
   }
 
-  /**
-   * Sends several messages: each is checked on its own; the accepted ones are appended in one batch.
-   * With an Idempotency-Key, each message's id is derived from the organization, the key, the request
-   * and its position, and its time is the first attempt's: a retry appends the very same MessageAccepted
-   * (same MessageID, event id and time), which every consumer takes for the first.
-   */
+  /** Sends several messages, each checked on its own (see the use case). */
   async sendMany(key: StoredApiKey, bodies: unknown[], idempotency?: IdempotentRequest): Promise<SendOutcome[]> {
-    const org = key.organizationId;
-    const now = idempotency?.submittedAt ?? this.deps.now();
-    const idsOf = (index: number): { messageId: string; eventId: string } => {
-      if (!idempotency) return { messageId: this.deps.newId(), eventId: this.deps.newId() };
-      const messageId = nameBasedId(ID_NAMESPACE, org, idempotency.key, idempotency.requestHash, index);
-      return { messageId, eventId: nameBasedId(ID_NAMESPACE, messageId, 'MessageAccepted') };
-    };
-    const outcomes: SendOutcome[] = [];
-    const decided: Decided[] = [];
-
-    // 1. Validation.
-    const valid: { index: number; message: OutboundMessage }[] = [];
-    for (const [index, body] of bodies.entries()) {
-      const validation = validateSendRequest(body, parseAddressListCached);
-      if (!validation.ok) {
-        outcomes[index] = refused(validation.error.code, { detail: validation.error.message });
-        continue;
-      }
-      valid.push({ index, message: validation.message });
-    }
-
-    // 2. What the views know, read at once (Redis auto-pipelining sends these reads together): the senders'
-    //    domains, the recipients among the suppressions, and the organization's allowance.
-    const domainNames = [...new Set(valid.map((item) => addressDomain(item.message.from.email)))];
-    const [domainStates, suppressedOfValid, organization] =
-      valid.length === 0
-        ? [[], [], null]
-        : await Promise.all([
-            Promise.all(domainNames.map((name) => this.deps.accounts.domain(org, name))),
-            this.deps.suppressions.suppressedAmongMany(
-              org,
-              valid.map((item) => uniqueRecipients(item.message)),
-            ),
-            this.deps.accounts.organization(org),
-          ]);
-    const domains = new Map(domainNames.map((name, i) => [name, domainStates[i]]));
-    const checked: ((typeof valid)[number] & { suppressed: Set<string> })[] = [];
-    for (const [i, item] of valid.entries()) {
-      const domainName = addressDomain(item.message.from.email);
-      const domain = domains.get(domainName);
-      if (!domain) outcomes[item.index] = refused('SenderSignatureNotFound', { from: item.message.from.email });
-      else if (!domain.verified) outcomes[item.index] = refused('SenderSignatureNotConfirmed', { domain: domainName });
-      else checked.push({ ...item, suppressed: suppressedOfValid[i] ?? new Set() });
-    }
-
-    // 3. The domain decides.
-    for (const item of checked) {
-      const { messageId, eventId } = idsOf(item.index);
-      const decision = this.messages.decide({
-        type: 'AcceptMessage',
-        data: { messageId, message: item.message, suppressedAddresses: item.suppressed },
-        metadata: { organizationId: org, now, eventIds: [eventId] },
-      });
-      if (!decision.ok) {
-        const addresses = (decision.error.details?.suppressed as string[] | undefined) ?? [];
-        outcomes[item.index] = refused(decision.error.code, { addresses, detail: decision.error.message });
-        continue;
-      }
-      const { events } = decision;
-      const accepted = events.find((event) => event.type === 'MessageAccepted');
-      const data = accepted?.type === 'MessageAccepted' ? accepted.data : undefined;
-      const suppressedHere = data?.suppressedRecipients ?? [];
-      const result: SendResult = {
-        To: formatList(item.message.to),
-        ...(item.message.cc.length ? { Cc: formatList(item.message.cc) } : {}),
-        ...(item.message.bcc.length ? { Bcc: formatList(item.message.bcc) } : {}),
-        SubmittedAt: new Date(now).toISOString(),
-        MessageID: messageId,
-        ErrorCode: 0,
-        Message:
-          key.mode === 'test'
-            ? 'Test job accepted'
-            : suppressedHere.length
-              ? `OK. Not sent to suppressed recipients: ${suppressedHere.join(', ')}.`
-              : 'OK',
-      };
-      decided.push({ index: item.index, messageId, events, result, activeCount: data?.activeRecipients.length ?? 0 });
-    }
-
-    // 4. Allowance, then the append.
-    if (decided.length > 0) {
-      const limit = organization?.messagesPerMonth ?? null;
-      const period = allowancePeriod(now);
-      const toAppend: Decided[] = [];
-      if (key.mode === 'test') {
-        // A test key checks the allowance and uses none of it.
-        const used = limit === null ? 0 : await this.deps.allowance.used(org, period);
-        for (const entry of decided) {
-          if (limit !== null && used + entry.activeCount > limit) outcomes[entry.index] = refused('NotAllowedToSend');
-          else outcomes[entry.index] = { status: 200, body: entry.result };
-        }
-      } else {
-        // A hold per MessageID, checked against logged + held (an unlimited organization needs none). The
-        // projector turns a hold into a count when the message's event lands; one that never lands expires.
-        const holdsOf = (entries: Decided[]) =>
-          entries.map((entry) => ({ messageId: entry.messageId, recipients: entry.activeCount }));
-        if (limit === null || (await this.deps.allowance.reserve(org, period, holdsOf(decided), limit))) {
-          toAppend.push(...decided);
-        } else {
-          for (const entry of decided) {
-            if (await this.deps.allowance.reserve(org, period, holdsOf([entry]), limit)) toAppend.push(entry);
-            else outcomes[entry.index] = refused('NotAllowedToSend');
-          }
-        }
-        if (toAppend.length > 0) {
-          // No refund when the append fails: its event may still land (acknowledged after the timeout); the hold
-          // then becomes the message's count, and otherwise it expires.
-          await this.messages.commit(toAppend.flatMap((entry) => entry.events));
-          messagesAccepted.inc({ mode: 'live' }, toAppend.length);
-          for (const entry of toAppend) outcomes[entry.index] = { status: 200, body: entry.result };
-        }
-      }
-    }
-    return outcomes;
+    return (await this.useCase.sendMany(key, bodies, idempotency)).map(answerOf);
   }
 }

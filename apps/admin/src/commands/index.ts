@@ -9,4 +9,5 @@ export { domainCommands, domainJson } from './domains';
 export { keyCommands, keyJson, parseScopes } from './keys';
 export { suppressionCommands } from './suppressions';
 export { replayCommand } from './replay';
+export { systemCommands } from './system';
 export type { CommandKit, JsonOption, OrgOption } from './kit';

@@ -1,0 +1,85 @@
+import { randomUUID } from 'node:crypto';
+import type { AccountsView, AllowanceCounter, EventAppender, SuppressionView } from '@sendline/infra';
+import { SendingService } from '../sending';
+import { systemSender, type SystemSender } from './systemSender';
+
+/** One system mail: to people, a subject, a text body (an HTML body too, if any) and a tag to find it by. */
+export interface SystemMessage {
+  to: string[];
+  subject: string;
+  textBody: string;
+  htmlBody?: string;
+  tag: string;
+}
+
+/** A system mail the send path refused: its catalogue code (e.g. 'AllRecipientsSuppressed') and details. */
+export class SystemMailRefused extends Error {
+  constructor(
+    readonly code: string,
+    readonly params: Record<string, string | string[] | undefined>,
+  ) {
+    super(
+      `system mail refused: ${code}${params.detail ? ` (${String(params.detail)})` : ''}` +
+        (code === 'SenderSignatureNotFound' || code === 'SenderSignatureNotConfirmed'
+          ? ': the system organization is not set up (npm run admin -- system setup)'
+          : ''),
+    );
+    this.name = 'SystemMailRefused';
+  }
+}
+
+export interface SystemMailOptions {
+  /** The send use case (POST /email's), or what to build one from. */
+  sending:
+    | SendingService
+    | {
+        store: EventAppender;
+        accounts: Pick<AccountsView, 'domain' | 'organization'>;
+        suppressions: Pick<SuppressionView, 'suppressedAmongMany'>;
+        allowance: Pick<AllowanceCounter, 'used' | 'reserve'>;
+        now?: () => number;
+        newId?: () => string;
+      };
+  /** The configured sender (`systemSenderFromEnv()`): `Sendline <no-reply@system.sendline.test>` by default. */
+  sender: string;
+}
+
+/**
+ * Sends system mail as the system organization with a live send (its allowance is unlimited). A refusal (the
+ * system organization missing, every recipient suppressed) throws SystemMailRefused; a service out of reach
+ * throws as the send path does (InfrastructureError), so the caller decides whether to retry.
+ */
+export class SystemMail {
+  readonly sender: SystemSender;
+  private readonly sending: SendingService;
+
+  constructor(options: SystemMailOptions) {
+    this.sender = systemSender(options.sender);
+    const sending = options.sending;
+    this.sending =
+      sending instanceof SendingService
+        ? sending
+        : new SendingService({
+            ...sending,
+            now: sending.now ?? Date.now,
+            newId: sending.newId ?? randomUUID,
+          });
+  }
+
+  /** Sends one message; resolves with its MessageID once MessageAccepted is in Kafka. */
+  async send(message: SystemMessage): Promise<{ messageId: string }> {
+    const decision = await this.sending.send(
+      { organizationId: this.sender.organizationId, mode: 'live' },
+      {
+        From: this.sender.from,
+        To: message.to.join(', '),
+        Subject: message.subject,
+        TextBody: message.textBody,
+        ...(message.htmlBody !== undefined ? { HtmlBody: message.htmlBody } : {}),
+        Tag: message.tag,
+      },
+    );
+    if (!decision.ok) throw new SystemMailRefused(decision.code, decision.params);
+    return { messageId: decision.result.MessageID };
+  }
+}
