@@ -102,6 +102,7 @@ function DomainCard({
     try {
       setVerification(await api.verifyDomain(domain.name));
     } catch (failure) {
+      // The server says what it found at the ownership record's name (nothing, or other values).
       setError(failure);
     } finally {
       setBusy(false);
@@ -176,7 +177,7 @@ function DomainCard({
                   </div>
                 </td>
                 <td>
-                  <RecordState record={record} domain={domain} verification={verification} />
+                  <RecordState record={record} domain={domain} checked={verification !== null || error !== undefined} />
                 </td>
               </tr>
             ))}
@@ -188,46 +189,28 @@ function DomainCard({
 }
 
 /** Only the ownership record is checked by "verify now"; the others are the sender's to publish. */
-function RecordState({
-  record,
-  domain,
-  verification,
-}: {
-  record: DnsRecord;
-  domain: DomainSummary;
-  verification: DomainVerification | null;
-}) {
+function RecordState({ record, domain, checked }: { record: DnsRecord; domain: DomainSummary; checked: boolean }) {
   if (record.purpose !== 'ownership') return <span className="muted">publish it</span>;
   if (domain.verified) return <span className="badge good">found</span>;
-  if (verification) return <span className="badge bad">not found</span>;
+  if (checked) return <span className="badge bad">not found</span>;
   return <span className="badge warn">not checked yet</span>;
 }
 
 function VerificationNotice({ verification }: { verification: DomainVerification }) {
   const { domain, alreadyVerified, found } = verification;
-  if (domain.verified) {
-    return (
-      <p className="notice success" role="status">
+  if (!domain.verified) return null;
+  return (
+    <div className="notice success" role="status">
+      <p>
         {alreadyVerified ? `${domain.name} was already verified.` : `${domain.name} is verified: you can send from it.`}
       </p>
-    );
-  }
-  return (
-    <div className="notice" role="status">
-      <p>
-        The ownership record was not found at <code>{domain.dnsRecords[0]?.name}</code>.{' '}
-        {found.length === 0
-          ? 'No TXT record is published there yet (DNS changes can take a few minutes to show).'
-          : 'These TXT records are published there, none of them the one expected:'}
-      </p>
       {found.length > 0 ? (
-        <ul>
+        <p>
+          Found at <code>{domain.dnsRecords[0]?.name}</code>:{' '}
           {found.map((value) => (
-            <li key={value}>
-              <code>{value}</code>
-            </li>
+            <code key={value}>{value} </code>
           ))}
-        </ul>
+        </p>
       ) : null}
     </div>
   );
