@@ -10,9 +10,11 @@
  *   webhooks/      an organization's webhooks (the organization decider), for the API's /webhooks
  *   sending/       the send use case (POST /email's: validate, domain, suppressions, allowance, MessageAccepted)
  *   systemMail/    email from our own processes through that use case, as the system organization
+ *   console/       the web console's sign-in (one-time links by system mail) and sessions
  */
 export * from './accounts';
 export * from './suppressions';
 export * from './webhooks';
 export * from './sending';
 export * from './systemMail';
+export * from './console';

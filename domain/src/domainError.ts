@@ -51,6 +51,7 @@ export const DOMAIN_ERROR_CODES = [
   'MemberAlreadyExists',
   'MemberNotFound',
   'CannotRemoveLastAdmin',
+  'RoleNotAllowed',
   'InvalidDomainName',
   'DomainAlreadyAdded',
   'DomainNotFound',

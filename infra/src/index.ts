@@ -1,7 +1,7 @@
 /**
  * Adapters to the real services, one folder each: kafka/ (the event store, topics, routing), registry/ (Avro in the
  * schema registry), commands/ (the command handler every writer uses), views/ (Redis and ClickHouse views built from
- * the log), redis/ (clients, the API's idempotency store), clickhouse/, smtp/ (composing, DKIM, delivery, the test
+ * the log), redis/ (clients, the API's idempotency store), console/ (sign-in links, sessions, rate limits), clickhouse/, smtp/ (composing, DKIM, delivery, the test
  * mail server), dns/, net/ (which addresses a webhook may reach), crypto/. Service addresses: config.ts; which
  * errors are retriable: errors.ts, availability.ts.
  */
@@ -20,6 +20,7 @@ export * from './clickhouse/client';
 export * from './clickhouse/migrations';
 export * from './redis/client';
 export * from './redis/idempotency';
+export * from './console';
 export * from './views';
 export * from './crypto/secretBox';
 export * from './crypto/apiKeyHash';

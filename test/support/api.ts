@@ -39,7 +39,8 @@ export const noHostResolver: HostResolver = async (host) => {
  * checked in production mode with `resolveHost` (default: no name resolves).
  */
 export async function startTestApi(
-  overrides: Partial<ApiDependencies> = {},
+  /** Dependencies to replace, or a function making them from the connected ones (the console's services, say). */
+  overrides: Partial<ApiDependencies> | ((deps: ApiDependencies) => Partial<ApiDependencies>) = {},
   options: { resolveHost?: HostResolver } = {},
 ): Promise<TestApi> {
   const connected = connectApiDependencies(addresses, {
@@ -48,7 +49,10 @@ export async function startTestApi(
     development: false,
     resolveHost: options.resolveHost ?? noHostResolver,
   });
-  const deps: ApiDependencies = { ...connected.deps, ...overrides };
+  const deps: ApiDependencies = {
+    ...connected.deps,
+    ...(typeof overrides === 'function' ? overrides(connected.deps) : overrides),
+  };
   const app = await buildApi(deps);
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address();

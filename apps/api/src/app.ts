@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { authenticate } from './auth';
+import { consoleApiRoutes } from './console/api';
 import { consoleAssets } from './console/assets';
 import { SINGLE_BODY_LIMIT, type Api, type ApiDependencies } from './context';
 import { notFoundAnswer, registerErrorHandling } from './errors';
@@ -88,7 +89,7 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
   });
 
   app.decorateRequest('apiKey', null);
-  app.addHook('preHandler', authenticate(deps.accounts));
+  app.addHook('preHandler', authenticate(deps.accounts, deps.keyUsage));
   registerMetrics(app);
 
   await app.register(healthRoutes(deps));
@@ -119,6 +120,8 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
     });
     await root.register(postmarkRoutes);
   });
+  // The web console's JSON endpoints (its pages are served apart, as files).
+  if (deps.console) await app.register(consoleApiRoutes(deps, deps.console), { prefix: '/console/api' });
   undeclaredMethods.answerUndeclaredMethods();
   return app;
 }

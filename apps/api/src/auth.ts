@@ -1,5 +1,5 @@
 import { authorize, parseApiKey, type RequiredScope } from '@sendline/domain';
-import { hashApiKey, type AccountsView, type StoredApiKey } from '@sendline/infra';
+import { hashApiKey, type AccountsView, type KeyUsage, type StoredApiKey } from '@sendline/infra';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from './errors';
 
@@ -28,9 +28,9 @@ export function tokenOf(request: FastifyRequest): string | undefined {
 /**
  * Authenticates the request's key against the key view (one Redis round trip by
  * the key's SHA-256) and checks the route's scope: 401 with ErrorCode 10 for a
- * missing, unknown or revoked key, 403 for a key without the scope.
+ * missing, unknown or revoked key, 403 for a key without the scope. A key that passes is noted in `usage`.
  */
-export function authenticate(accounts: AccountsView) {
+export function authenticate(accounts: AccountsView, usage?: KeyUsage) {
   return async function authenticateRequest(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const scope = request.routeOptions.config.scope;
     if (!scope) return;
@@ -41,6 +41,8 @@ export function authenticate(accounts: AccountsView) {
       throw new ApiError(decision.error.code, { scope: typeof scope === 'string' ? scope : '' });
     }
     request.apiKey = record;
+    // The console's "last used": at most one write a minute per key, never waited for.
+    if (record) usage?.touch(record.organizationId, record.keyId);
   };
 }
 

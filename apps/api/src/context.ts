@@ -4,7 +4,7 @@
  * schemas), and the body limits.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { WebhooksService } from '@sendline/application';
+import type { AccountsService, ConsoleSignIn, WebhooksService } from '@sendline/application';
 import type {
   ActivityReader,
   AccountsView,
@@ -12,6 +12,7 @@ import type {
   BounceReader,
   EventStore,
   IdempotencyStore,
+  KeyUsage,
   MessageDumps,
   OutboundStatsReader,
   SuppressionView,
@@ -45,6 +46,16 @@ export interface ApiDependencies {
   newId: () => string;
   /** The mail host shown in DNS records (MX, SPF). */
   mailHost: string;
+  /** When each API key was last used (the console shows it); without it, uses are not recorded. */
+  keyUsage?: KeyUsage;
+  /** The web console's services (/console/api); without them, the console's endpoints are not served. */
+  console?: ConsoleServices;
+}
+
+/** What the console's endpoints run on: its sign-in and sessions, and the account use cases the admin line uses. */
+export interface ConsoleServices {
+  signIn: ConsoleSignIn;
+  accounts: AccountsService;
 }
 
 /** The API's fastify instance: a route's `request` and answer take their types from the route's schemas. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WebhooksService } from '@sendline/application';
+import { AccountsService, ConsoleSignIn, SystemMail, WebhooksService } from '@sendline/application';
 import {
   AccountsView,
   ActivityQueries,
@@ -7,17 +7,24 @@ import {
   ClickHouseActivityReader,
   ClickHouseBounceReader,
   ClickHouseOutboundStatsReader,
+  ConsoleSessions,
   createClickHouse,
   createRedis,
   EventStore,
   IdempotencyStore,
+  KeyUsage,
   mailHostFromEnv,
+  RateLimiter,
   RebuiltMessageDumps,
   secretKeyFromEnv,
+  SignInLinks,
   SuppressionView,
   systemHostResolver,
+  systemSenderFromEnv,
+  txtResolverFromEnv,
   type HostResolver,
   type ServiceAddresses,
+  type TxtResolver,
 } from '@sendline/infra';
 import type { ApiDependencies } from './context';
 
@@ -28,6 +35,17 @@ export interface ApiOptions {
   development?: boolean;
   /** How a webhook URL's host is resolved for the address check; default: the system resolver. */
   resolveHost?: HostResolver;
+  /** Where the console is served, put in sign-in links; default SENDLINE_CONSOLE_URL or http://127.0.0.1:<port>. */
+  consoleUrl?: string;
+  /** The console's TXT lookups for domain verification; default SENDLINE_DNS_SERVERS or the system's. */
+  resolveTxt?: TxtResolver;
+  /** The From of system mail; default SENDLINE_SYSTEM_SENDER or the default. */
+  systemSender?: string;
+}
+
+/** SENDLINE_CONSOLE_URL, else the API's own loopback address. */
+export function consoleUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_CONSOLE_URL || `http://127.0.0.1:${env.SENDLINE_API_PORT || env.PORT || 3000}`;
 }
 
 /** The API's dependencies on the real services, and how to let go of them. */
@@ -43,12 +61,15 @@ export function connectApiDependencies(
   const activityQueries = new ActivityQueries(clickhouse, addresses.clickhouseDatabase);
   const now = () => Date.now();
   const newId = () => randomUUID();
+  const allowance = new AllowanceCounter(redis);
+  const mailHost = options.mailHost ?? mailHostFromEnv();
+  let resolver: TxtResolver | undefined;
   const deps: ApiDependencies = {
     store,
     redis,
     accounts,
     suppressions,
-    allowance: new AllowanceCounter(redis),
+    allowance,
     idempotency: new IdempotencyStore(redis),
     activity: new ClickHouseActivityReader(clickhouse, addresses.clickhouseDatabase),
     bounces: new ClickHouseBounceReader(activityQueries, (organizationId, emails) =>
@@ -68,7 +89,31 @@ export function connectApiDependencies(
     }),
     now,
     newId,
-    mailHost: options.mailHost ?? mailHostFromEnv(),
+    mailHost,
+    keyUsage: new KeyUsage(redis),
+    console: {
+      signIn: new ConsoleSignIn({
+        accounts,
+        links: new SignInLinks(redis),
+        sessions: new ConsoleSessions(redis),
+        limiter: new RateLimiter(redis),
+        systemMail: new SystemMail({
+          sending: { store, accounts, suppressions, allowance, now, newId },
+          sender: options.systemSender ?? systemSenderFromEnv(),
+        }),
+        consoleUrl: options.consoleUrl ?? consoleUrlFromEnv(),
+      }),
+      accounts: new AccountsService({
+        store,
+        view: accounts,
+        mailHost,
+        // Read when a domain is added or verified, so a console without them still serves everything else.
+        secretKey: () => secretKeyFromEnv(),
+        resolveTxt: options.resolveTxt ?? ((name) => (resolver ??= txtResolverFromEnv())(name)),
+        now,
+        newId,
+      }),
+    },
   };
   return {
     deps,

@@ -1,5 +1,5 @@
 import type { ActivityFilters, AddressEntry, MessageSummary } from '@sendline/infra';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
@@ -35,7 +35,7 @@ export const PeriodAndStreamFilters = {
 };
 
 /** Postmark's documented lower-case names and the camelCase its clients send are both accepted. */
-const ListQuery = Type.Object(
+export const ListQuery = Type.Object(
   {
     count: Type.Optional(Count),
     offset: Type.Optional(Offset),
@@ -69,8 +69,11 @@ const MessageFields = {
   MessageStream: Type.String(),
   Sandboxed: Type.Boolean(),
 };
-const ListResponse = Type.Object({ TotalCount: Type.Integer(), Messages: Type.Array(Type.Object(MessageFields)) });
-const DetailsResponse = Type.Object({
+export const ListResponse = Type.Object({
+  TotalCount: Type.Integer(),
+  Messages: Type.Array(Type.Object(MessageFields)),
+});
+export const DetailsResponse = Type.Object({
   ...MessageFields,
   TextBody: Type.String(),
   HtmlBody: Type.String(),
@@ -131,6 +134,63 @@ function toWire(m: MessageSummary) {
   };
 }
 
+/**
+ * The outbound message search of an organization: the query's filters checked and mapped, the answer in Postmark's
+ * shape. GET /messages/outbound and the console's Activity page answer with it.
+ */
+export async function listOutbound(
+  deps: Pick<ApiDependencies, 'activity'>,
+  organizationId: string,
+  q: Static<typeof ListQuery>,
+): Promise<Static<typeof ListResponse>> {
+  const count = q.count === undefined ? 100 : Number(q.count);
+  const offset = q.offset === undefined ? 0 : Number(q.offset);
+  if (count < 1 || count > MAX_COUNT) {
+    throw new ApiError('InvalidEmailRequest', { detail: `count must be between 1 and ${MAX_COUNT}.` });
+  }
+  // Both spellings are checked: an empty one never hides a wrong other.
+  for (const stream of [q.messagestream, q.messageStream]) {
+    if (stream !== undefined && stream !== '') assertOutboundStream(stream);
+  }
+  const filters: ActivityFilters = { count, offset };
+  const set = <K extends keyof ActivityFilters>(name: K, value: ActivityFilters[K] | undefined) => {
+    if (value !== undefined && value !== '') filters[name] = value;
+  };
+  set('recipient', q.recipient);
+  set('fromEmail', either(q.fromemail, q.fromEmail));
+  set('tag', q.tag);
+  set('status', q.status);
+  set('subject', q.subject);
+  set('fromDate', dateFilter('fromdate', either(q.fromdate, q.fromDate), false));
+  set('toDate', dateFilter('todate', either(q.todate, q.toDate), true));
+  const { total, messages } = await deps.activity.list(organizationId, filters);
+  return { TotalCount: total, Messages: messages.map(toWire) };
+}
+
+/** One message of an organization with its bodies, headers and events; MessageNotFound for any other. */
+export async function outboundDetails(
+  deps: Pick<ApiDependencies, 'activity'>,
+  organizationId: string,
+  messageId: string,
+): Promise<Static<typeof DetailsResponse>> {
+  const details = await deps.activity.details(organizationId, messageId);
+  if (!details) throw new ApiError('MessageNotFound', { messageId });
+  return {
+    ...toWire(details),
+    TextBody: details.textBody,
+    HtmlBody: details.htmlBody,
+    Body: details.htmlBody || details.textBody,
+    ReplyTo: details.replyTo,
+    Headers: details.headers.map((h) => ({ Name: h.name, Value: h.value })),
+    MessageEvents: details.events.map((event) => ({
+      Recipient: event.recipient,
+      Type: event.type,
+      ReceivedAt: new Date(event.occurredAt).toISOString(),
+      Details: event.details,
+    })),
+  };
+}
+
 export function activityRoutes(deps: ApiDependencies) {
   return async function (app: Api): Promise<void> {
     app.get(
@@ -149,32 +209,7 @@ export function activityRoutes(deps: ApiDependencies) {
           },
         },
       },
-      async (request) => {
-        const key = requireKey(request);
-        const q = request.query;
-        const count = q.count === undefined ? 100 : Number(q.count);
-        const offset = q.offset === undefined ? 0 : Number(q.offset);
-        if (count < 1 || count > MAX_COUNT) {
-          throw new ApiError('InvalidEmailRequest', { detail: `count must be between 1 and ${MAX_COUNT}.` });
-        }
-        // Both spellings are checked: an empty one never hides a wrong other.
-        for (const stream of [q.messagestream, q.messageStream]) {
-          if (stream !== undefined && stream !== '') assertOutboundStream(stream);
-        }
-        const filters: ActivityFilters = { count, offset };
-        const set = <K extends keyof ActivityFilters>(name: K, value: ActivityFilters[K] | undefined) => {
-          if (value !== undefined && value !== '') filters[name] = value;
-        };
-        set('recipient', q.recipient);
-        set('fromEmail', either(q.fromemail, q.fromEmail));
-        set('tag', q.tag);
-        set('status', q.status);
-        set('subject', q.subject);
-        set('fromDate', dateFilter('fromdate', either(q.fromdate, q.fromDate), false));
-        set('toDate', dateFilter('todate', either(q.todate, q.toDate), true));
-        const { total, messages } = await deps.activity.list(key.organizationId, filters);
-        return { TotalCount: total, Messages: messages.map(toWire) };
-      },
+      async (request) => listOutbound(deps, requireKey(request).organizationId, request.query),
     );
 
     app.get(
@@ -209,26 +244,7 @@ export function activityRoutes(deps: ApiDependencies) {
           response: { 200: DetailsResponse, ...errorResponses([401, 403, 404, 503]) },
         },
       },
-      async (request) => {
-        const key = requireKey(request);
-        const { messageId } = request.params;
-        const details = await deps.activity.details(key.organizationId, messageId);
-        if (!details) throw new ApiError('MessageNotFound', { messageId });
-        return {
-          ...toWire(details),
-          TextBody: details.textBody,
-          HtmlBody: details.htmlBody,
-          Body: details.htmlBody || details.textBody,
-          ReplyTo: details.replyTo,
-          Headers: details.headers.map((h) => ({ Name: h.name, Value: h.value })),
-          MessageEvents: details.events.map((event) => ({
-            Recipient: event.recipient,
-            Type: event.type,
-            ReceivedAt: new Date(event.occurredAt).toISOString(),
-            Details: event.details,
-          })),
-        };
-      },
+      async (request) => outboundDetails(deps, requireKey(request).organizationId, request.params.messageId),
     );
   };
 }

@@ -222,6 +222,29 @@ export class AccountsView {
     return new Map([...all.values()].map((webhook) => [webhook.webhookId, webhook]));
   }
 
+  /** One member of an organization, or null. */
+  async member(organizationId: string, email: string): Promise<MemberState | null> {
+    const json = await this.redis.hget(this.entitiesKey(organizationId, 'members'), email.toLowerCase());
+    return json ? (JSON.parse(json) as MemberState) : null;
+  }
+
+  /**
+   * The organizations `email` is a member of (the console's sign-in), in one round trip over every organization's
+   * members: the view has no index by address, and sign-in is rare next to everything else it serves.
+   */
+  async membershipsOf(email: string): Promise<{ organizationId: string; member: MemberState }[]> {
+    const ids = await this.organizations();
+    if (ids.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const id of ids) p.hget(this.entitiesKey(id, 'members'), email.toLowerCase());
+    const results = (await p.exec()) ?? [];
+    return ids.flatMap((organizationId, i) => {
+      const [error, json] = results[i] ?? [null, null];
+      if (error) throw error;
+      return typeof json === 'string' ? [{ organizationId, member: JSON.parse(json) as MemberState }] : [];
+    });
+  }
+
   async organizations(): Promise<string[]> {
     return (await this.redis.smembers(this.organizationsKey)).sort();
   }
