@@ -4,21 +4,33 @@ import { markInteractive } from '../interactive';
 import type { Me } from '../api/types';
 import { Centered, ErrorNotice, Loading } from '../components/common';
 
-/** The token of a sign-in link (`/console/sign-in#token=…`), read once from the address. */
-let linkToken: string | null | undefined;
+/**
+ * The token of a sign-in link (`/console/sign-in#token=…`), taken from the address at once (it leaves the address
+ * bar and the history). The last one is kept until its post settles, for a render that asks twice.
+ */
+let lastToken: string | null = null;
 function takeLinkToken(): string | null {
-  if (linkToken === undefined) {
-    linkToken = new URLSearchParams(location.hash.slice(1)).get('token');
-    // The token leaves the address bar (and the history) at once.
-    if (linkToken) history.replaceState(null, '', location.pathname + location.search);
+  const token = new URLSearchParams(location.hash.slice(1)).get('token');
+  if (token) {
+    lastToken = token;
+    history.replaceState(null, '', location.pathname + location.search);
   }
-  return linkToken;
+  return lastToken;
 }
 
-/** The one post of that token: a second would be refused (a link works once), whatever renders twice. */
-let session: Promise<Me> | undefined;
+/** Each token is posted once (a link works once), whatever renders twice. */
+const sessions = new Map<string, Promise<Me>>();
 function openSessionOnce(token: string): Promise<Me> {
-  session ??= api.openSession(token);
+  let session = sessions.get(token);
+  if (!session) {
+    session = api.openSession(token);
+    sessions.set(token, session);
+    void session
+      .finally(() => {
+        if (lastToken === token) lastToken = null;
+      })
+      .catch(() => undefined);
+  }
   return session;
 }
 
@@ -27,12 +39,25 @@ function openSessionOnce(token: string): Promise<Me> {
  * lands on the page asked for (the overview by default).
  */
 export function SignInPage({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
-  const [token] = useState(takeLinkToken);
+  const [token, setToken] = useState(takeLinkToken);
   const [linkError, setLinkError] = useState<unknown>(undefined);
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
+
+  // A link opened in this tab while it shows the sign-in page changes only the address's fragment.
+  useEffect(() => {
+    const onHashChange = () => {
+      const next = takeLinkToken();
+      if (next) {
+        setLinkError(undefined);
+        setToken(next);
+      }
+    };
+    window.addEventListener('hashchange', onHashChange);
+    return () => window.removeEventListener('hashchange', onHashChange);
+  }, []);
 
   useEffect(() => {
     if (!token) return;
