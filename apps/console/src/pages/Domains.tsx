@@ -176,7 +176,7 @@ function DomainCard({
                     <CopyButton text={record.value} label={`Copy the value of the ${record.purpose} record`} />
                   </div>
                 </td>
-                <td>
+                <td className="nowrap">
                   <RecordState record={record} domain={domain} checked={verification !== null || error !== undefined} />
                 </td>
               </tr>
