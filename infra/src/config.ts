@@ -49,6 +49,11 @@ export function systemSenderFromEnv(env: NodeJS.ProcessEnv = process.env): strin
   return env.SENDLINE_SYSTEM_SENDER || DEFAULT_SYSTEM_SENDER;
 }
 
+/** Where the web console is served (put in its sign-in links): SENDLINE_CONSOLE_URL, else the API on loopback. */
+export function consoleUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_CONSOLE_URL || `http://127.0.0.1:${env.SENDLINE_API_PORT || env.PORT || 3000}`;
+}
+
 /**
  * Reads `.local/services.env` (written by `npm run infra -- up`: the local services'
  * addresses and the development secret key) into the environment, without

@@ -27,6 +27,7 @@ function sampleEvents(): AccountEvent[] {
   const commands: Array<[AccountCommand['type'], AccountCommand['data']]> = [
     ['CreateOrganization', { name: 'Acme Ltd', adminEmail: 'ada@acme.example' }],
     ['AddMember', { email: 'bob@acme.example', role: 'developer' }],
+    ['ChangeMemberRole', { email: 'bob@acme.example', role: 'viewer' }],
     ['RemoveMember', { email: 'bob@acme.example' }],
     [
       'AddDomain',

@@ -80,6 +80,11 @@ describe('what a role may change, refused by the server', () => {
         'create API keys',
       ],
       ['DELETE /keys/:id', () => viewer.delete(`/keys/${keys.keys[0].id}`), 'revoke API keys'],
+      ['POST /suppressions', () => viewer.post('/suppressions', { EmailAddress: 'x@example.net' }), 'add suppressions'],
+      ['DELETE /suppressions/:email', () => viewer.delete('/suppressions/x@example.net'), 'remove suppressions'],
+      ['POST /members', () => viewer.post('/members', { email: 'new@example.net', role: 'viewer' }), 'invite members'],
+      ['PUT /members/:email', () => viewer.put('/members/x@example.net', { role: 'admin' }), 'change roles'],
+      ['DELETE /members/:email', () => viewer.delete('/members/x@example.net'), 'remove members'],
     ];
     for (const [what, attempt, doing] of attempts) {
       const response = await attempt();
@@ -97,7 +102,7 @@ describe('what a role may change, refused by the server', () => {
   });
 
   it('lets a viewer read every page', async () => {
-    for (const path of ['/me', '/domains', '/keys', '/messages']) {
+    for (const path of ['/me', '/domains', '/keys', '/messages', '/suppressions', '/members']) {
       expect((await browsers.viewerA.get(path)).status, path).toBe(200);
     }
     expect((await browsers.viewerA.get('/me')).body.can).toEqual({

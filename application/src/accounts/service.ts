@@ -157,6 +157,15 @@ export class AccountsService {
     return { email: removed.data.email, removedAt: removed.metadata.occurredAt };
   }
 
+  /** Gives a member another role; the last admin cannot be demoted (DomainError 'CannotRemoveLastAdmin'). */
+  async changeMemberRole(organizationId: string, email: string, role: string): Promise<MemberSummary> {
+    const state = await this.requireOrganization(organizationId);
+    await this.execute(organizationId, { type: 'ChangeMemberRole', data: { email, role } }, state);
+    const member = await this.view.member(organizationId, email);
+    if (!member) throw new Error('ChangeMemberRole left no member in the view');
+    return { email: email.toLowerCase(), role: member.role, addedAt: member.addedAt };
+  }
+
   async listMembers(organizationId: string): Promise<MemberSummary[]> {
     const state = await this.requireOrganization(organizationId);
     return [...state.members].map(([email, member]) => ({ email, role: member.role, addedAt: member.addedAt }));

@@ -29,6 +29,11 @@ export interface ConsoleSignInOptions {
   limits?: { perAddress: RateLimit; perClient: RateLimit };
 }
 
+/** The link a token signs in with: in a fragment, so the token reaches no server log and no Referer. */
+export function signInLink(consoleUrl: string, token: string): string {
+  return `${consoleUrl.replace(/\/+$/, '')}/console/sign-in#token=${token}`;
+}
+
 /** A signed-in member as each request sees them: the role read from the accounts view, never from the session. */
 export interface ConsoleMember {
   session: ConsoleSession;
@@ -49,9 +54,9 @@ export type LinkRequest = { ok: true } | { ok: false; retryAfterSeconds: number 
 export class ConsoleSignIn {
   constructor(private readonly options: ConsoleSignInOptions) {}
 
-  /** The link a token signs in with: a fragment, so the token reaches no server log and no Referer. */
+  /** The link a token signs in with. */
   linkFor(token: string): string {
-    return `${this.options.consoleUrl.replace(/\/+$/, '')}/console/sign-in#token=${token}`;
+    return signInLink(this.options.consoleUrl, token);
   }
 
   /** Throws DomainError 'InvalidEmail' for a string that is not one address; otherwise the same answer for all. */
@@ -78,30 +83,43 @@ export class ConsoleSignIn {
     const memberships = await this.options.accounts.membershipsOf(email);
     const sent: { organizationId: string; messageId: string }[] = [];
     for (const { organizationId } of memberships) {
-      const organization = await this.options.accounts.organization(organizationId);
-      const token = await this.options.links.issue({ organizationId, email });
-      const link = this.linkFor(token);
-      const name = organization?.name ?? organizationId;
-      try {
-        const { messageId } = await this.options.systemMail.send({
-          to: [email],
-          subject: SIGN_IN_SUBJECT,
-          textBody:
-            `Sign in to the Sendline console of ${name}:\n\n${link}\n\n` +
-            'The link works once, for 15 minutes. If you did not ask for it, ignore this email.\n',
-          htmlBody:
-            `<p>Sign in to the Sendline console of ${escapeHtml(name)}:</p>` +
-            `<p><a href="${escapeHtml(link)}">Sign in</a></p>` +
-            '<p>The link works once, for 15 minutes. If you did not ask for it, ignore this email.</p>',
-          tag: SIGN_IN_TAG,
-        });
-        sent.push({ organizationId, messageId });
-      } catch (error) {
-        // A suppressed address gets no link (as any message to it): the answer stays the same for everyone.
-        if (!(error instanceof SystemMailRefused)) throw error;
-      }
+      const messageId = await this.sendLink(organizationId, email);
+      if (messageId) sent.push({ organizationId, messageId });
     }
     return sent;
+  }
+
+  /**
+   * A sign-in link to one member of one organization (a member just invited gets theirs at once); the MessageID, or
+   * undefined when the send path refused the address (suppressed: no link, as no message, reaches it).
+   */
+  async sendLink(organizationId: string, email: string, invitedBy?: string): Promise<string | undefined> {
+    const organization = await this.options.accounts.organization(organizationId);
+    const token = await this.options.links.issue({ organizationId, email: email.toLowerCase() });
+    const link = this.linkFor(token);
+    const name = organization?.name ?? organizationId;
+    const opening = invitedBy
+      ? `${invitedBy} added you to the Sendline console of ${name}. Sign in:`
+      : `Sign in to the Sendline console of ${name}:`;
+    try {
+      const { messageId } = await this.options.systemMail.send({
+        to: [email],
+        subject: SIGN_IN_SUBJECT,
+        textBody:
+          `${opening}\n\n${link}\n\n` +
+          'The link works once, for 15 minutes. If you did not ask for it, ignore this email.\n',
+        htmlBody:
+          `<p>${escapeHtml(opening)}</p>` +
+          `<p><a href="${escapeHtml(link)}">Sign in</a></p>` +
+          '<p>The link works once, for 15 minutes. If you did not ask for it, ignore this email.</p>',
+        tag: SIGN_IN_TAG,
+      });
+      return messageId;
+    } catch (error) {
+      // A suppressed address gets no link (as any message to it): the answer stays the same for everyone.
+      if (!(error instanceof SystemMailRefused)) throw error;
+      return undefined;
+    }
   }
 
   /** Uses the token up and opens a session for its member; null when the token is unknown, expired or used, or the member is gone. */

@@ -1,11 +1,13 @@
-import { AccountsService, ManualSuppressions } from '@sendline/application';
+import { AccountsService, ManualSuppressions, signInLink } from '@sendline/application';
 import {
   AccountsView,
+  consoleUrlFromEnv,
   createRedis,
   EventStore,
   mailHostFromEnv,
   secretKeyFromEnv,
   serviceAddresses,
+  SignInLinks,
   SuppressionView,
   systemSenderFromEnv,
   txtResolverFromEnv,
@@ -85,6 +87,16 @@ export class AdminContext {
   /** The From of system mail (SENDLINE_SYSTEM_SENDER or the default). */
   get systemSender(): string {
     return systemSenderFromEnv(this.env);
+  }
+
+  /**
+   * A one-time console sign-in link for a member (15 minutes, single use), printed for the first admin of an
+   * organization, who has no console yet to ask for one by email. The link names SENDLINE_CONSOLE_URL (default: the
+   * API on 127.0.0.1:SENDLINE_API_PORT).
+   */
+  async signInLink(organizationId: string, email: string): Promise<string> {
+    const token = await new SignInLinks(this.redisClient).issue({ organizationId, email: email.toLowerCase() });
+    return signInLink(consoleUrlFromEnv(this.env), token);
   }
 
   get suppressions(): ManualSuppressions {

@@ -4,7 +4,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { loadLocalServicesEnv } from '@sendline/infra';
-import { ensureDemo } from './demoSetup';
+import { DEMO_ADMIN_EMAIL, ensureDemo } from './demoSetup';
 import { describeFailure } from './errors';
 
 loadLocalServicesEnv();
@@ -21,7 +21,7 @@ let exitCode = 0;
 try {
   program.parse(process.argv);
   const options = program.opts<{ credentials: string; zone?: string }>();
-  const { credentials, created } = await ensureDemo({
+  const { credentials, created, adminSignInLink } = await ensureDemo({
     credentialsFile: options.credentials,
     ...(options.zone ? { zoneFile: options.zone } : {}),
     log: say,
@@ -30,6 +30,7 @@ try {
     `${created ? 'created' : 'kept'} organization ${credentials.organizationId}, domain ${credentials.domain} (verified); ` +
       `API ${credentials.baseUrl}; keys in ${options.credentials}`,
   );
+  say(`console: sign in as ${DEMO_ADMIN_EMAIL} with ${adminSignInLink} (works once, for 15 minutes)`);
 } catch (error) {
   if (error instanceof CommanderError) {
     exitCode = error.exitCode;

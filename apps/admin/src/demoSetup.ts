@@ -56,6 +56,8 @@ export interface DemoOptions {
 
 export interface DemoResult {
   credentials: DemoCredentials;
+  /** A one-time console sign-in link for the demo admin (15 minutes). */
+  adminSignInLink: string;
   /** False when the existing credentials were kept. */
   created: boolean;
 }
@@ -152,7 +154,8 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
         if (existing.baseUrl !== baseUrl) await writeCredentials(options.credentialsFile, { ...existing, baseUrl });
         log(`demo organization ${existing.organizationId} kept: its live key still authenticates`);
         await setUpSystemMail();
-        return { credentials: { ...existing, baseUrl }, created: false };
+        const adminSignInLink = await context.signInLink(existing.organizationId, DEMO_ADMIN_EMAIL);
+        return { credentials: { ...existing, baseUrl }, created: false, adminSignInLink };
       }
       log(`the demo credentials in ${options.credentialsFile} no longer authenticate: making a new demo organization`);
     }
@@ -206,7 +209,8 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
     };
     await writeCredentials(options.credentialsFile, credentials);
     log(`demo organization ${organization.id} ready; credentials written to ${options.credentialsFile} (mode 0600)`);
-    return { credentials, created: true };
+    const adminSignInLink = await context.signInLink(organization.id, DEMO_ADMIN_EMAIL);
+    return { credentials, created: true, adminSignInLink };
   } finally {
     await ownServer?.close();
     await context.close();

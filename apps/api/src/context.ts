@@ -4,7 +4,7 @@
  * schemas), and the body limits.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AccountsService, ConsoleSignIn, WebhooksService } from '@sendline/application';
+import type { AccountsService, ConsoleSignIn, ManualSuppressions, WebhooksService } from '@sendline/application';
 import type {
   ActivityReader,
   AccountsView,
@@ -56,6 +56,7 @@ export interface ApiDependencies {
 export interface ConsoleServices {
   signIn: ConsoleSignIn;
   accounts: AccountsService;
+  suppressions: ManualSuppressions;
 }
 
 /** The API's fastify instance: a route's `request` and answer take their types from the route's schemas. */

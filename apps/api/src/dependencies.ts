@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AccountsService, ConsoleSignIn, SystemMail, WebhooksService } from '@sendline/application';
+import { AccountsService, ConsoleSignIn, ManualSuppressions, SystemMail, WebhooksService } from '@sendline/application';
 import {
   AccountsView,
   ActivityQueries,
@@ -8,6 +8,7 @@ import {
   ClickHouseBounceReader,
   ClickHouseOutboundStatsReader,
   ConsoleSessions,
+  consoleUrlFromEnv,
   createClickHouse,
   createRedis,
   EventStore,
@@ -41,11 +42,6 @@ export interface ApiOptions {
   resolveTxt?: TxtResolver;
   /** The From of system mail; default SENDLINE_SYSTEM_SENDER or the default. */
   systemSender?: string;
-}
-
-/** SENDLINE_CONSOLE_URL, else the API's own loopback address. */
-export function consoleUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SENDLINE_CONSOLE_URL || `http://127.0.0.1:${env.SENDLINE_API_PORT || env.PORT || 3000}`;
 }
 
 /** The API's dependencies on the real services, and how to let go of them. */
@@ -113,6 +109,7 @@ export function connectApiDependencies(
         now,
         newId,
       }),
+      suppressions: new ManualSuppressions({ store, accounts, suppressions, now, newId }),
     },
   };
   return {

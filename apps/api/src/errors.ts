@@ -183,6 +183,7 @@ export const ERROR_CATALOGUE = {
   DuplicateScope: entry(1534, 422, '{detail}', 'A scope is given twice.'),
   ApiKeyNotFound: entry(1535, 404, '{detail}', 'This API key was not found.'),
   ApiKeyAlreadyRevoked: entry(1536, 409, '{detail}', 'This API key is already revoked.'),
+  InvalidEmailAddress: entry(1540, 422, '{detail}', 'The email address is invalid.'),
 
   // Domain codes answered as an internal error.
   MessageAlreadyAccepted: INTERNAL_ERROR,
@@ -192,7 +193,6 @@ export const ERROR_CATALOGUE = {
   MessageNotSent: INTERNAL_ERROR,
   RecipientNotInMessage: INTERNAL_ERROR,
   InvalidRetryInput: INTERNAL_ERROR,
-  InvalidEmailAddress: INTERNAL_ERROR,
   InvalidSuppressionOrigin: INTERNAL_ERROR,
   InvalidApiKeySecret: INTERNAL_ERROR,
   InvalidApiKeyId: INTERNAL_ERROR,

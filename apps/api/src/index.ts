@@ -7,4 +7,4 @@
  */
 export { buildApi, type BuildOptions } from './app';
 export { type Api, type ApiDependencies, type ConsoleServices } from './context';
-export { connectApiDependencies, consoleUrlFromEnv } from './dependencies';
+export { connectApiDependencies } from './dependencies';

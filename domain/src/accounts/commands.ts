@@ -29,6 +29,7 @@ import { decideWebhook, type WebhookCommand } from './webhookCommands';
 export type CreateOrganization = Command<'CreateOrganization', { name: string; adminEmail: string }>;
 export type AddMember = Command<'AddMember', { email: string; role: string }>;
 export type RemoveMember = Command<'RemoveMember', { email: string }>;
+export type ChangeMemberRole = Command<'ChangeMemberRole', { email: string; role: string }>;
 export type AddDomain = Command<
   'AddDomain',
   {
@@ -66,6 +67,7 @@ export type AccountCommand =
   | CreateOrganization
   | AddMember
   | RemoveMember
+  | ChangeMemberRole
   | AddDomain
   | VerifyDomain
   | RemoveDomain
@@ -130,6 +132,32 @@ function removeMember(command: RemoveMember, state: OrganizationState): AccountE
     }
   }
   return [{ type: 'MemberRemoved', data: { email }, metadata: eventMetadata(command.metadata)() }];
+}
+
+/** The last admin can be neither removed nor demoted: an organization always has someone who can manage it. */
+function changeMemberRole(command: ChangeMemberRole, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const email = normalizeMemberEmail(command.data.email);
+  const { role } = command.data;
+  if (!isRole(role)) {
+    throw new DomainError('InvalidRole', `role must be admin, developer or viewer, not ${JSON.stringify(role)}`);
+  }
+  const member = state.members.get(email);
+  if (!member) throw new DomainError('MemberNotFound', `${email} is not a member`, { email });
+  if (member.role === role) return [];
+  if (member.role === 'admin') {
+    const admins = [...state.members.values()].filter((m) => m.role === 'admin').length;
+    if (admins <= 1) {
+      throw new DomainError('CannotRemoveLastAdmin', `${email} is the organization's last admin`, { email });
+    }
+  }
+  return [
+    {
+      type: 'MemberRoleChanged',
+      data: { email, role, previousRole: member.role, addedAt: member.addedAt },
+      metadata: eventMetadata(command.metadata)(),
+    },
+  ];
 }
 
 function addDomain(command: AddDomain, state: OrganizationState): AccountEvent[] {
@@ -288,6 +316,8 @@ export function decideOrganization(command: AccountCommand, state: OrganizationS
       return addMember(command, state);
     case 'RemoveMember':
       return removeMember(command, state);
+    case 'ChangeMemberRole':
+      return changeMemberRole(command, state);
     case 'AddDomain':
       return addDomain(command, state);
     case 'VerifyDomain':

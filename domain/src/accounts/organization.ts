@@ -20,6 +20,7 @@ import { webhookEventKey, type WebhookEvent, type WebhookState } from './webhook
  * - DomainVerified repeats the whole domain (with its DKIM keys), because it replaces DomainAdded under the
  *   domain's key: a DomainVerified that held only the name would lose the DKIM private key to compaction;
  * - ApiKeyRevoked likewise repeats the whole key (with its digest, so the key view can find and mark it);
+ * - MemberRoleChanged repeats the whole member (with its addedAt), replacing MemberAdded under the member's key;
  * - WebhookCreated holds the whole webhook, and WebhookUpdated repeats it (with its sealed secrets and createdAt);
  * - MemberRemoved, DomainRemoved and WebhookDeleted end their entity and need only its name or id.
  * evolveOrganization lets entities depend neither on each other's events nor on arriving in order
@@ -33,6 +34,11 @@ export type OrganizationCreated = DomainEvent<
 >;
 export type MemberAdded = DomainEvent<'MemberAdded', { email: string; role: Role }>;
 export type MemberRemoved = DomainEvent<'MemberRemoved', { email: string }>;
+/** The whole member again (see above), with the new role: it replaces MemberAdded under the member's key. */
+export type MemberRoleChanged = DomainEvent<
+  'MemberRoleChanged',
+  { email: string; role: Role; previousRole: Role; addedAt: number }
+>;
 
 export interface DomainKeys {
   domain: string;
@@ -68,6 +74,7 @@ export type AccountEvent =
   | OrganizationCreated
   | MemberAdded
   | MemberRemoved
+  | MemberRoleChanged
   | DomainAdded
   | DomainVerified
   | DomainRemoved
@@ -82,6 +89,7 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'OrganizationCreated',
   'MemberAdded',
   'MemberRemoved',
+  'MemberRoleChanged',
   'DomainAdded',
   'DomainVerified',
   'DomainRemoved',
@@ -167,6 +175,11 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
       return { ...state, members: withEntry(state.members, event.data.email, { role: event.data.role, addedAt: at }) };
     case 'MemberRemoved':
       return { ...state, members: withoutEntry(state.members, event.data.email) };
+    case 'MemberRoleChanged':
+      return {
+        ...state,
+        members: withEntry(state.members, event.data.email, { role: event.data.role, addedAt: event.data.addedAt }),
+      };
     case 'DomainAdded': {
       const { domain, ...keys } = event.data;
       return {
@@ -234,6 +247,7 @@ export function accountEventKey(event: AccountEvent): string {
       return `allowance/${organizationId}`;
     case 'MemberAdded':
     case 'MemberRemoved':
+    case 'MemberRoleChanged':
       return `member/${organizationId}/${event.data.email}`;
     case 'DomainAdded':
     case 'DomainVerified':

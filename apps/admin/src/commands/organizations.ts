@@ -61,7 +61,8 @@ export function organizationCommands(program: Command, { context, emit, leaf }: 
         adminEmail: options.adminEmail,
         ...(options.id === undefined ? {} : { id: options.id }),
       });
-      emit(options, { ...organizationJson(created), adminEmail: created.adminEmail }, () =>
+      const signIn = await context.signInLink(created.id, created.adminEmail);
+      emit(options, { ...organizationJson(created), adminEmail: created.adminEmail, signInLink: signIn }, () =>
         [
           'Organization created.',
           fields([
@@ -70,6 +71,9 @@ export function organizationCommands(program: Command, { context, emit, leaf }: 
             ['admin', created.adminEmail],
             ['created', shortTime(created.createdAt)],
           ]),
+          '',
+          `The admin's first console sign-in link (works once, for 15 minutes):`,
+          `  ${signIn}`,
         ].join('\n'),
       );
     });

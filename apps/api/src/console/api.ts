@@ -11,7 +11,10 @@ import { ApiError } from '../errors';
 import { activityPage } from './activity';
 import { domainsPage } from './domains';
 import { keysPage } from './keys';
+import { membersPage } from './members';
+import { overviewPage } from './overview';
 import { CSRF_HEADER, csrfMatches, SESSION_COOKIE, sessionRoutes } from './session';
+import { suppressionsPage } from './suppressions';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,5 +48,8 @@ export function consoleApiRoutes(deps: ApiDependencies, services: ConsoleService
     await api.register(activityPage(deps));
     await api.register(domainsPage(services));
     await api.register(keysPage(deps, services));
+    await api.register(suppressionsPage(deps, services));
+    await api.register(membersPage(services));
+    await api.register(overviewPage(deps));
   };
 }

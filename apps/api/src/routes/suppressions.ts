@@ -9,7 +9,7 @@ import { documentedEnum, errorResponses } from '../openapi';
 /** Any stream name reaches the route, which answers ErrorCode 1235 for one other than `outbound`. */
 const StreamParams = Type.Object({ stream: documentedEnum(Type.String(), ['outbound']) });
 
-const DumpResponse = Type.Object({
+export const DumpResponse = Type.Object({
   Suppressions: Type.Array(
     Type.Object({
       EmailAddress: Type.String(),
@@ -29,7 +29,7 @@ const DeleteRequest = Type.Object(
   { additionalProperties: true },
 );
 
-const DeleteResponse = Type.Object({
+export const DeleteResponse = Type.Object({
   Suppressions: Type.Array(
     Type.Object({
       EmailAddress: Type.String(),
@@ -57,6 +57,68 @@ export function suppressionCommands(deps: Pick<ApiDependencies, 'store' | 'suppr
   });
 }
 
+/** Every suppressed address of an organization, in Postmark's dump shape (the API's dump and the console's list). */
+export async function dumpSuppressions(
+  deps: Pick<ApiDependencies, 'suppressions'>,
+  organizationId: string,
+): Promise<Static<typeof DumpResponse>> {
+  const entries = await deps.suppressions.list(organizationId);
+  return {
+    Suppressions: entries.map((entry) => ({
+      EmailAddress: entry.emailAddress,
+      SuppressionReason: entry.reason,
+      Origin: entry.origin,
+      CreatedAt: new Date(entry.createdAt).toISOString(),
+    })),
+  };
+}
+
+/**
+ * Deletes addresses from an organization's suppressions, each on its own, in one append, answered in Postmark's
+ * shape (the API's delete and the console's remove).
+ */
+export async function deleteSuppressions(
+  deps: Pick<ApiDependencies, 'now' | 'newId'>,
+  suppressions: ReturnType<typeof suppressionCommands>,
+  organizationId: string,
+  list: unknown[],
+): Promise<Static<typeof DeleteResponse>> {
+  const now = deps.now();
+  const results: Static<typeof DeleteResponse>['Suppressions'] = [];
+  const events: SuppressionEvent[] = [];
+  for (const entry of list) {
+    const supplied = suppliedAddress(entry);
+    if (typeof supplied !== 'string') {
+      results.push({
+        EmailAddress: String(supplied ?? ''),
+        Status: 'Failed',
+        Message: "Each entry needs an 'EmailAddress' string.",
+      });
+      continue;
+    }
+    // Deleted whether or not it was suppressed: the decider always records the deletion.
+    const decision = suppressions.decide({
+      type: 'DeleteSuppression',
+      data: { emailAddress: supplied },
+      metadata: { organizationId, now, eventIds: [deps.newId()] },
+    });
+    if (!decision.ok) {
+      results.push({
+        EmailAddress: supplied,
+        Status: 'Failed',
+        Message: `Invalid email address: ${decision.error.message}.`,
+      });
+      continue;
+    }
+    events.push(...decision.events);
+    results.push({ EmailAddress: supplied, Status: 'Deleted', Message: null });
+  }
+  // One append for the whole request, as one answer (spec rule 4: a test key with this scope removes
+  // suppressions too).
+  await suppressions.commit(events);
+  return { Suppressions: results };
+}
+
 export function suppressionRoutes(deps: ApiDependencies) {
   const suppressions = suppressionCommands(deps);
   return async function (app: Api): Promise<void> {
@@ -76,16 +138,7 @@ export function suppressionRoutes(deps: ApiDependencies) {
       },
       async (request) => {
         assertOutboundStream(request.params.stream);
-        const key = requireKey(request);
-        const entries = await deps.suppressions.list(key.organizationId);
-        return {
-          Suppressions: entries.map((entry) => ({
-            EmailAddress: entry.emailAddress,
-            SuppressionReason: entry.reason,
-            Origin: entry.origin,
-            CreatedAt: new Date(entry.createdAt).toISOString(),
-          })),
-        };
+        return dumpSuppressions(deps, requireKey(request).organizationId);
       },
     );
 
@@ -108,42 +161,7 @@ export function suppressionRoutes(deps: ApiDependencies) {
       },
       async (request) => {
         assertOutboundStream(request.params.stream);
-        const key = requireKey(request);
-        const list = request.body.Suppressions;
-        const now = deps.now();
-        const results: Static<typeof DeleteResponse>['Suppressions'] = [];
-        const events: SuppressionEvent[] = [];
-        for (const entry of list) {
-          const supplied = suppliedAddress(entry);
-          if (typeof supplied !== 'string') {
-            results.push({
-              EmailAddress: String(supplied ?? ''),
-              Status: 'Failed',
-              Message: "Each entry needs an 'EmailAddress' string.",
-            });
-            continue;
-          }
-          // Deleted whether or not it was suppressed: the decider always records the deletion.
-          const decision = suppressions.decide({
-            type: 'DeleteSuppression',
-            data: { emailAddress: supplied },
-            metadata: { organizationId: key.organizationId, now, eventIds: [deps.newId()] },
-          });
-          if (!decision.ok) {
-            results.push({
-              EmailAddress: supplied,
-              Status: 'Failed',
-              Message: `Invalid email address: ${decision.error.message}.`,
-            });
-            continue;
-          }
-          events.push(...decision.events);
-          results.push({ EmailAddress: supplied, Status: 'Deleted', Message: null });
-        }
-        // One append for the whole request, as one answer (spec rule 4: a test key with this scope removes
-        // suppressions too).
-        await suppressions.commit(events);
-        return { Suppressions: results };
+        return deleteSuppressions(deps, suppressions, requireKey(request).organizationId, request.body.Suppressions);
       },
     );
   };

@@ -80,6 +80,7 @@ describe('error catalogue', () => {
             'DuplicateScope',
             'ApiKeyNotFound',
             'ApiKeyAlreadyRevoked',
+            'InvalidEmailAddress',
           ].includes(code),
       ).sort(),
     );
@@ -140,6 +141,7 @@ describe('error catalogue', () => {
       DuplicateScope: [1534, 422],
       ApiKeyNotFound: [1535, 404],
       ApiKeyAlreadyRevoked: [1536, 409],
+      InvalidEmailAddress: [1540, 422],
     });
   });
 

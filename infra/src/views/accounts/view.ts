@@ -89,6 +89,13 @@ export class AccountsView {
       case 'MemberRemoved':
         p.hdel(this.entitiesKey(org, 'members'), event.data.email);
         break;
+      case 'MemberRoleChanged':
+        p.hset(
+          this.entitiesKey(org, 'members'),
+          event.data.email,
+          JSON.stringify({ role: event.data.role, addedAt: event.data.addedAt } satisfies MemberState),
+        );
+        break;
       case 'DomainAdded': {
         const { domain, ...keys } = event.data;
         const state: DomainState = { ...keys, verified: false, verifiedAt: null, addedAt: at };

@@ -30,11 +30,23 @@ export interface BouncesOnDay {
   counts: Record<BounceKind, number>;
 }
 
+/** Recipient events of some types on one day (`YYYY-MM-DD`, UTC), each type counted, zero when none. */
+export interface EventsOnDay<Type extends string> {
+  date: string;
+  counts: Record<Type, number>;
+}
+
 export interface OutboundStatsReader {
   /** Days with at least one message sent, oldest first. */
   sentByDay(organizationId: string, filters: StatsFilters): Promise<SentOnDay[]>;
   /** Days with at least one bounce, oldest first. */
   bouncesByDay(organizationId: string, filters: StatsFilters): Promise<BouncesOnDay[]>;
+  /** Days with at least one recipient event of `types` (Delivered, Deferred, a bounce kind…), oldest first. */
+  eventsByDay<Type extends string>(
+    organizationId: string,
+    types: readonly Type[],
+    filters: StatsFilters,
+  ): Promise<EventsOnDay<Type>[]>;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -63,34 +75,39 @@ export class ClickHouseOutboundStatsReader implements OutboundStatsReader {
     return rows.map((row) => ({ date: dateOfDayNumber(row.day_number), sent: Number(row.sent) }));
   }
 
-  async bouncesByDay(organizationId: string, filters: StatsFilters): Promise<BouncesOnDay[]> {
-    const where = [
-      `organization_id = ${sqlString(organizationId)}`,
-      `type IN (${BOUNCE_KINDS.map(sqlString).join(', ')})`,
-    ];
+  bouncesByDay(organizationId: string, filters: StatsFilters): Promise<BouncesOnDay[]> {
+    return this.eventsByDay(organizationId, BOUNCE_KINDS, filters);
+  }
+
+  async eventsByDay<Type extends string>(
+    organizationId: string,
+    types: readonly Type[],
+    filters: StatsFilters,
+  ): Promise<EventsOnDay<Type>[]> {
+    const where = [`organization_id = ${sqlString(organizationId)}`, `type IN (${types.map(sqlString).join(', ')})`];
     if (filters.tag) where.push(`tag = ${sqlString(filters.tag)}`);
     if (filters.toDate !== undefined) where.push(`day <= ${sqlString(utcDay(filters.toDate))}`);
     const having: string[] = [];
     if (filters.fromDate !== undefined) having.push(`first_ms >= ${sqlNumber(filters.fromDate)}`);
     if (filters.toDate !== undefined) having.push(`first_ms <= ${sqlNumber(filters.toDate)}`);
-    // Each bounce once, at its first time (an outcome decided again has the same event id and a later time).
-    const rows = await this.queries.query<{ day_number: string; kind: BounceKind; bounces: string }>(
-      `SELECT intDiv(first_ms, ${DAY_MS}) AS day_number, kind, count() AS bounces FROM (` +
+    // Each event once, at its first time (an outcome decided again has the same event id and a later time).
+    const rows = await this.queries.query<{ day_number: string; kind: Type; events: string }>(
+      `SELECT intDiv(first_ms, ${DAY_MS}) AS day_number, kind, count() AS events FROM (` +
         `SELECT event_id, any(type) AS kind, min(occurred_at_ms) AS first_ms ` +
         `FROM ${this.queries.db}.message_events FINAL WHERE ${where.join(' AND ')} GROUP BY event_id` +
         (having.length > 0 ? ` HAVING ${having.join(' AND ')}` : '') +
         `) GROUP BY day_number, kind ORDER BY day_number`,
       this.queries.deadline(),
     );
-    const days = new Map<string, BouncesOnDay>();
+    const days = new Map<string, EventsOnDay<Type>>();
     for (const row of rows) {
       const date = dateOfDayNumber(row.day_number);
       let day = days.get(date);
       if (!day) {
-        day = { date, counts: Object.fromEntries(BOUNCE_KINDS.map((kind) => [kind, 0])) as Record<BounceKind, number> };
+        day = { date, counts: Object.fromEntries(types.map((kind) => [kind, 0])) as Record<Type, number> };
         days.set(date, day);
       }
-      day.counts[row.kind] += Number(row.bounces);
+      day.counts[row.kind] += Number(row.events);
     }
     return [...days.values()];
   }

@@ -1,0 +1,67 @@
+import { allowancePeriod } from '@sendline/domain';
+import { BOUNCE_KINDS, type BounceKind } from '@sendline/infra';
+import type { Api, ApiDependencies } from '../context';
+import { memberOf } from './session';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+export const OVERVIEW_DAYS = 30;
+export const OVERVIEW_PROBLEMS = 20;
+
+const PROBLEM_KIND: Record<BounceKind, 'HardBounce' | 'SoftBounce' | 'PolicyRejected'> = {
+  HardBounced: 'HardBounce',
+  SoftBounced: 'SoftBounce',
+  PolicyRejected: 'PolicyRejected',
+};
+
+/** The 30 UTC days ending today, oldest first, as `YYYY-MM-DD`. */
+export function lastDays(now: number, count = OVERVIEW_DAYS): string[] {
+  const today = Math.floor(now / DAY_MS);
+  return Array.from({ length: count }, (_, i) => new Date((today - count + 1 + i) * DAY_MS).toISOString().slice(0, 10));
+}
+
+/**
+ * The Overview page: this month's allowance (the counter the send path reserves against), the last 30 days per day
+ * (sent, delivered, bounced, deferred: the activity store's statistics, as GET /stats/outbound counts them), and the
+ * newest recipient failures (the bounce search of GET /bounces). Every role reads it.
+ */
+export function overviewPage(deps: ApiDependencies) {
+  return async function (api: Api): Promise<void> {
+    api.get('/overview', async (request) => {
+      const organization = memberOf(request).organization;
+      const now = deps.now();
+      const period = allowancePeriod(now);
+      const days = lastDays(now);
+      const filters = { fromDate: Date.parse(`${days[0]}T00:00:00.000Z`), toDate: now };
+      const [record, used, sent, outcomes, problems] = await Promise.all([
+        deps.accounts.organization(organization.id),
+        deps.allowance.used(organization.id, period),
+        deps.stats.sentByDay(organization.id, filters),
+        deps.stats.eventsByDay(organization.id, ['Delivered', 'Deferred', ...BOUNCE_KINDS], filters),
+        deps.bounces.search(organization.id, { count: OVERVIEW_PROBLEMS, offset: 0 }),
+      ]);
+      const sentOn = new Map(sent.map((day) => [day.date, day.sent]));
+      const outcomesOn = new Map(outcomes.map((day) => [day.date, day.counts]));
+      return {
+        allowance: { period, used, limit: record?.messagesPerMonth ?? null },
+        days: days.map((date) => {
+          const counts = outcomesOn.get(date);
+          return {
+            date,
+            sent: sentOn.get(date) ?? 0,
+            delivered: counts?.Delivered ?? 0,
+            bounced: counts ? BOUNCE_KINDS.reduce((sum, kind) => sum + counts[kind], 0) : 0,
+            deferred: counts?.Deferred ?? 0,
+          };
+        }),
+        problems: problems.bounces.map((bounce) => ({
+          at: bounce.bouncedAt,
+          kind: PROBLEM_KIND[bounce.kind],
+          recipient: bounce.recipient,
+          messageId: bounce.messageId,
+          subject: bounce.subject,
+          detail: bounce.smtpResponse || bounce.summary,
+        })),
+      };
+    });
+  };
+}
