@@ -26,6 +26,8 @@ export function DailyChart({ days }: { days: DayCounts[] }) {
       {
         width: width(),
         height: 260,
+        // The legend names the series; the values per day are in the table below (hovering shows no numbers).
+        legend: { live: false },
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(4, max)] } },
         axes: [{}, { values: (_u, ticks) => ticks.map((tick) => (Number.isInteger(tick) ? String(tick) : '')) }],
         series: [

@@ -197,7 +197,7 @@ function IssuedToken({ issued, onDone }: { issued: IssuedApiKey; onDone: () => v
         Copy it now: <strong>this is the only time it is shown</strong>. Only its hash is kept; a lost key is revoked
         and replaced.
       </p>
-      <div className="copyable">
+      <div className="copyable tight">
         <code className="token" data-testid="issued-token">
           {issued.token}
         </code>
