@@ -3,8 +3,9 @@
  * 1. the JavaScript it ships, gzipped (the build's own count; budget 250 kB);
  * 2. the first page's load until interactive, on loopback, in Debian's chromium (headless, a cold cache per load):
  *    the `console:interactive` mark (apps/console/src/interactive.ts: the sign-in form or a page's data on screen),
- *    counted from the navigation's start; for /console/sign-in and for /console/ (which asks the API who is signed in
- *    first, then shows the sign-in page);
+ *    counted from the navigation's start; for /console/sign-in, for /console/ signed out (the API is asked who is
+ *    signed in, then the sign-in page shows) and for /console/ signed in (a returning member's session cookie: the
+ *    overview with its chart and numbers). The signed-in member belongs to an organization made for the run.
  * 3. the activity search over 1,000,000 messages of one organization: the reader the console's and the public API's
  *    message search use (ClickHouseActivityReader.list), with each filter the Activity page offers, on a ClickHouse
  *    database of its own, seeded here and dropped at the end (never the shared one).
@@ -13,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { buildApi, connectApiDependencies } from '@sendline/api';
 import {
   ClickHouseActivityReader,
@@ -22,9 +23,11 @@ import {
   migrate,
   serviceAddresses,
   sqlIdentifier,
+  SignInLinks,
   sqlString,
   type ActivityFilters,
 } from '@sendline/infra';
+import { createTestOrganization } from '../test/support/api';
 import { BUDGET_BYTES, buildConsole, DIST, kB } from '../apps/console/scripts/build';
 
 loadLocalServicesEnv();
@@ -47,12 +50,20 @@ async function bundle() {
   );
 }
 
-/** Loads `url` LOADS times, each in a fresh browser context (nothing cached), and answers the interactive times. */
-async function firstLoads(browser: Browser, url: string): Promise<{ interactive: number[]; failures: string[] }> {
+/**
+ * Loads `url` LOADS times, each in a fresh browser context (nothing cached; `prepare` may give it a session), and
+ * answers the interactive times.
+ */
+async function firstLoads(
+  browser: Browser,
+  url: string,
+  prepare: (context: BrowserContext) => Promise<void> = async () => undefined,
+): Promise<{ interactive: number[]; failures: string[] }> {
   const interactive: number[] = [];
   const failures: string[] = [];
   for (let i = 0; i < LOADS; i += 1) {
     const context = await browser.newContext();
+    await prepare(context);
     const page = await context.newPage();
     try {
       await page.goto(url);
@@ -83,11 +94,26 @@ async function pageLoads() {
   const { port } = app.server.address() as { port: number };
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
   try {
+    const origin = `http://127.0.0.1:${port}`;
+    // A member of an organization made for the run, signed in by a one-time token redeemed as the link's page does.
+    const org = await createTestOrganization(connected.deps);
+    const member = `bench-${randomUUID().slice(0, 8)}@example.net`;
+    await org.service.addMember(org.organizationId, member, 'admin');
+    const links = new SignInLinks(connected.deps.redis);
+    const signedIn = async (context: BrowserContext) => {
+      const token = await links.issue({ organizationId: org.organizationId, email: member });
+      const answer = await context.request.post(`${origin}/console/api/sign-in/session`, { data: { token } });
+      if (answer.status() !== 200) throw new Error(`sign-in answered ${answer.status()}: ${await answer.text()}`);
+    };
     const rows = [];
-    for (const path of ['/console/sign-in', '/console/']) {
-      const { interactive, failures } = await firstLoads(browser, `http://127.0.0.1:${port}${path}`);
+    for (const [label, path, prepare] of [
+      ['/console/sign-in', '/console/sign-in', undefined],
+      ['/console/ signed out', '/console/', undefined],
+      ['/console/ signed in (overview)', '/console/', signedIn],
+    ] as const) {
+      const { interactive, failures } = await firstLoads(browser, `${origin}${path}`, prepare);
       rows.push({
-        page: path,
+        page: label,
         loads: interactive.length,
         median: ms(percentile(interactive, 50)),
         p95: ms(percentile(interactive, 95)),
