@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../support/api';
+import { createTestOrganization, startTestApi, type TestApi } from '../support/api';
 import { call } from '../support/http';
+import { eventually } from '../support/services';
 import {
   deliveredSignInLink,
   onOrigin,
@@ -333,6 +334,39 @@ describe("a message's HTML body", () => {
     expect(hits).toContain('/pixel.gif');
     expect(hits.filter((hit) => hit !== '/pixel.gif')).toEqual([]);
     expect(await page.title()).toBe('Sendline console');
+  });
+});
+
+describe('another organization', () => {
+  it('is out of sight: its message by its id in the address, its domain in the list', async () => {
+    const other = await createTestOrganization(stack.api.deps);
+    const subject = `Other organization ${run}`;
+    const sent = await call(stack.api.baseUrl, 'POST', '/email', {
+      key: other.liveKey,
+      body: { From: `orders@${other.domain}`, To: `someone-${run}@example.net`, Subject: subject, TextBody: 'Hi' },
+    });
+    expect(sent.status).toBe(200);
+    const theirs: string = sent.body.MessageID;
+    // Their message is in the activity store (read with their key), never in ours.
+    await eventually(
+      async () => {
+        const details = await call(stack.api.baseUrl, 'GET', `/messages/outbound/${theirs}/details`, {
+          key: other.liveKey,
+        });
+        return details.status === 200 ? true : undefined;
+      },
+      30_000,
+      "the other organization's message in the activity store",
+    );
+    await page.goto(`${origin}/console/activity/${theirs}`);
+    await page
+      .getByRole('alert')
+      .filter({ hasText: `Message ${theirs} was not found` })
+      .waitFor();
+    await expect(page.locator('main').innerText()).resolves.not.toContain(subject);
+    await page.goto(`${origin}/console/domains`);
+    await page.getByRole('region', { name: domain }).waitFor();
+    await expect(page.locator('main').innerText()).resolves.not.toContain(other.domain);
   });
 });
 
