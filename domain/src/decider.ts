@@ -26,6 +26,7 @@ export function eventMetadata(metadata: CommandMetadata): () => EventMetadata {
     organizationId: metadata.organizationId,
     occurredAt: metadata.now,
     schemaVersion: EVENT_SCHEMA_VERSION,
+    ...(metadata.actor !== undefined ? { actor: metadata.actor } : {}),
   });
 }
 

@@ -16,6 +16,11 @@ export interface EventMetadata {
   occurredAt: number;
   /** Version of the event's Avro schema that wrote it. */
   schemaVersion: number;
+  /**
+   * Who made the change, when the caller said (account events: a console member's address, 'admin command line',
+   * 'api key <prefix>', 'system'); the audit shows it. Absent on events that do not record it.
+   */
+  actor?: string;
 }
 
 export interface DomainEvent<Type extends string, Data> {
@@ -30,6 +35,8 @@ export interface CommandMetadata {
   now: number;
   /** Fresh event ids handed in by the caller, used in order; the decider never invents ids. */
   eventIds: string[];
+  /** Who asks (see EventMetadata.actor); copied into every event decided. */
+  actor?: string;
 }
 
 export interface Command<Type extends string, Data> {

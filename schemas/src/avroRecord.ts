@@ -22,12 +22,19 @@ export interface AvroEventRecord {
   occurredAt: number;
   schemaVersion: number;
   data: unknown;
+  /** Only in the schemas that record who made a change (account events), null when not said. */
+  actor?: string | null;
 }
 
 export interface EnvelopedEvent {
   type: string;
   data: unknown;
-  metadata: { eventId: string; organizationId: string; occurredAt: number; schemaVersion: number };
+  metadata: { eventId: string; organizationId: string; occurredAt: number; schemaVersion: number; actor?: string };
+}
+
+/** Whether the event type's schema has the envelope's optional `actor` field (account events do). */
+function recordsActor(eventType: string): boolean {
+  return schemaOf(eventType).fields.some((field) => field.name === 'actor');
 }
 
 export const OPTIONAL_FIELD_MARKER = 'sendline.optional';
@@ -48,8 +55,16 @@ function undefinedToNull(value: unknown): unknown {
 
 /** The Avro record of a domain event: metadata flattened, data kept, `undefined` written as null. */
 export function toAvroRecord(event: EnvelopedEvent): AvroEventRecord {
-  const { eventId, organizationId, occurredAt, schemaVersion } = event.metadata;
-  return { eventId, organizationId, occurredAt, schemaVersion, data: undefinedToNull(event.data) };
+  const { eventId, organizationId, occurredAt, schemaVersion, actor } = event.metadata;
+  const record: AvroEventRecord = {
+    eventId,
+    organizationId,
+    occurredAt,
+    schemaVersion,
+    data: undefinedToNull(event.data),
+  };
+  if (recordsActor(event.type)) record.actor = actor ?? null;
+  return record;
 }
 
 // ── Reading back, guided by the schema ──────────────────────────────────────
@@ -168,6 +183,10 @@ function namesOf(eventType: string): Map<string, SchemaNode> {
 export function fromAvroRecord(eventType: string, record: AvroEventRecord): EnvelopedEvent {
   const schema = schemaOf(eventType);
   const plain = read(schema, record, schema.namespace, namesOf(eventType)) as AvroEventRecord;
-  const { eventId, organizationId, occurredAt, schemaVersion, data } = plain;
-  return { type: eventType, data, metadata: { eventId, organizationId, occurredAt, schemaVersion } };
+  const { eventId, organizationId, occurredAt, schemaVersion, data, actor } = plain;
+  return {
+    type: eventType,
+    data,
+    metadata: { eventId, organizationId, occurredAt, schemaVersion, ...(typeof actor === 'string' ? { actor } : {}) },
+  };
 }

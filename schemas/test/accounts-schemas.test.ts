@@ -2,7 +2,7 @@ import avro from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { ACCOUNT_EVENT_TYPES, organizationDecider } from '../../domain/src/accounts';
 import type { AccountCommand, AccountEvent, OrganizationState } from '../../domain/src/accounts';
-import { schemaOf } from '../src';
+import { fromAvroRecord, schemaOf, toAvroRecord as realToAvroRecord } from '../src';
 
 /**
  * Every account event type has an Avro schema that carries its events without loss: a domain event
@@ -91,7 +91,7 @@ function sampleEvents(): AccountEvent[] {
 }
 
 function toAvroRecord(event: AccountEvent) {
-  return { ...event.metadata, data: event.data };
+  return { ...event.metadata, data: event.data, actor: event.metadata.actor ?? null };
 }
 
 const samples = sampleEvents();
@@ -110,7 +110,11 @@ describe('Avro schemas of the account events', () => {
       ['occurredAt', { type: 'long', logicalType: 'timestamp-millis' }],
       ['schemaVersion', 'int'],
       ['data', expect.objectContaining({ type: 'record', name: `${type}Data` })],
+      // Who made the change (the console's audit), added after the others with a null default: events written
+      // before it read on.
+      ['actor', ['null', 'string']],
     ]);
+    expect(schema.fields.at(-1)).toMatchObject({ name: 'actor', default: null });
   });
 
   it.each(samples.map((event) => [`${event.type} ${event.metadata.eventId}`, event] as const))(
@@ -121,10 +125,21 @@ describe('Avro schemas of the account events', () => {
       expect(type.isValid(record, { noUndeclaredFields: true })).toBe(true);
       const decoded = type.fromBuffer(type.toBuffer(record));
       expect(decoded).toEqual(record);
-      const { data, ...metadata } = decoded as ReturnType<typeof toAvroRecord>;
+      const { data, actor, ...metadata } = decoded as ReturnType<typeof toAvroRecord>;
+      expect(actor).toBeNull();
       expect({ type: event.type, data, metadata }).toEqual(event);
+      expect(fromAvroRecord(event.type, decoded)).toEqual(event);
+      expect(realToAvroRecord(event)).toEqual(record);
     },
   );
+
+  it('records who made a change, and reads it back into the metadata', () => {
+    const event = { ...samples[1]!, metadata: { ...samples[1]!.metadata, actor: 'ada@acme.example' } };
+    const type = avro.Type.forSchema(schemaOf(event.type) as avro.Schema);
+    const decoded = type.fromBuffer(type.toBuffer(realToAvroRecord(event)));
+    expect(decoded.actor).toBe('ada@acme.example');
+    expect(fromAvroRecord(event.type, decoded)).toEqual(event);
+  });
 
   it('an allowance of null (unlimited) survives the round trip as null', () => {
     const unlimited = samples.filter((e) => e.type === 'AllowanceSet').at(-1);

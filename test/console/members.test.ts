@@ -140,6 +140,70 @@ describe('members', () => {
   });
 });
 
+describe('audit', () => {
+  it('shows who changed what, newest first, to admins only, for their organization only', async () => {
+    const { browser: admin, email: adminEmail } = await memberOf(a, 'admin');
+    const invited = uniqueAddress('audited');
+    expect((await admin.post('/members', { email: invited, role: 'viewer' })).status).toBe(200);
+    expect((await admin.put(`/members/${invited}`, { role: 'developer' })).status).toBe(200);
+    const key = await admin.post('/keys', { name: 'CI', mode: 'test', scopes: ['email:read'] });
+    expect(key.status).toBe(200);
+
+    const audit = await admin.get('/audit?count=3');
+    expect(audit.status).toBe(200);
+    expect(audit.body.TotalCount).toBeGreaterThanOrEqual(3);
+    expect(audit.body.entries).toEqual([
+      {
+        at: key.body.issuedAt,
+        eventId: expect.any(String),
+        action: 'ApiKeyIssued',
+        subject: `key 'CI' (${key.body.prefix}, test: email:read)`,
+        actor: adminEmail,
+      },
+      expect.objectContaining({
+        action: 'MemberRoleChanged',
+        subject: `member ${invited}: viewer → developer`,
+        actor: adminEmail,
+      }),
+      expect.objectContaining({ action: 'MemberAdded', subject: `member ${invited} as viewer`, actor: adminEmail }),
+    ]);
+    // The organization was made by the tests' own service, which names no actor (as events from before actors were
+    // recorded): its first two events, decided together, are the oldest.
+    const oldest = await admin.get(`/audit?count=2&offset=${audit.body.TotalCount - 2}`);
+    expect(oldest.body.entries.map((e: { action: string; actor: null }) => [e.action, e.actor]).sort()).toEqual([
+      ['MemberAdded', null],
+      ['OrganizationCreated', null],
+    ]);
+
+    const { browser: adminB } = await memberOf(b, 'admin');
+    const ofB = (await adminB.get('/audit?count=500')).body.entries as { subject: string }[];
+    expect(ofB.some((entry) => entry.subject.includes(invited))).toBe(false);
+
+    const { browser: developer } = await memberOf(a, 'developer');
+    const refused = await developer.get('/audit');
+    expect(refused.status).toBe(403);
+    expect(refused.body.Message).toBe('A developer cannot read the audit; ask an admin of the organization');
+  });
+
+  it('names the admin command line for its changes', async () => {
+    const created = await adminJson<{ id: string; signInLink: string }>([
+      'org',
+      'create',
+      '--name',
+      'Audited',
+      '--admin-email',
+      uniqueAddress('cli-admin'),
+    ]);
+    const browser = client();
+    expect((await browser.signInWith(created.signInLink.split('#token=')[1]!)).status).toBe(200);
+    const { body } = await browser.get('/audit');
+    expect(body.entries.map((e: { action: string; actor: string }) => [e.action, e.actor]).sort()).toEqual([
+      ['MemberAdded', 'admin command line'],
+      ['OrganizationCreated', 'admin command line'],
+    ]);
+  });
+});
+
 describe('suppressions', () => {
   it('adds a manual suppression, lists it, refuses sends to it, and removes it', async () => {
     const { browser: developer } = await memberOf(a, 'developer');

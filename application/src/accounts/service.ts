@@ -55,6 +55,8 @@ export interface AccountsServiceOptions {
   resolveTxt: TxtResolver;
   now?: () => number;
   newId?: () => string;
+  /** Who runs the commands, recorded in their events for the audit (a member's address, 'admin command line'). */
+  actor?: string;
 }
 
 /** The state of an organization that exists; refused with DomainError 'OrganizationNotFound' otherwise. */
@@ -99,10 +101,20 @@ export class AccountsService {
     return this.commands.handle(
       {
         ...command,
-        metadata: { organizationId, now: this.now(), eventIds: [this.newId(), this.newId()] },
+        metadata: {
+          organizationId,
+          now: this.now(),
+          eventIds: [this.newId(), this.newId()],
+          ...(this.options.actor !== undefined ? { actor: this.options.actor } : {}),
+        },
       } as AccountCommand,
       current,
     );
+  }
+
+  /** The same use cases, run by `actor` (recorded in every event they append). */
+  as(actor: string): AccountsService {
+    return new AccountsService({ ...this.options, now: this.now, newId: this.newId, actor });
   }
 
   // ── organizations ─────────────────────────────────────────────────────────

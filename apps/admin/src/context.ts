@@ -70,6 +70,7 @@ export class AdminContext {
         mailHost: mailHostFromEnv(env),
         secretKey: () => secretKeyFromEnv(env),
         resolveTxt,
+        actor: 'admin command line',
       }),
       suppressions: new ManualSuppressions({ store, accounts: view, suppressions: new SuppressionView(redis) }),
     };

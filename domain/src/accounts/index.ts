@@ -6,6 +6,7 @@
  */
 export * from './rules';
 export * from './roles';
+export * from './audit';
 export * from './organization';
 export * from './commands';
 export * from './webhookCommands';

@@ -8,7 +8,7 @@ export const KEY_USAGE_RESOLUTION_MS = 60_000;
  * per key and process, without waiting (the request never waits for it, and a lost write only makes the hint a
  * minute older).
  *
- *   <ns>:org:<organizationId>:keyused   hash: keyId → epoch ms
+ *   <ns>:keyused:<organizationId>   hash: keyId → epoch ms (outside the accounts view's keys: a replay leaves it)
  */
 export class KeyUsage {
   private readonly lastWritten = new Map<string, number>();
@@ -20,7 +20,7 @@ export class KeyUsage {
   ) {}
 
   private keyOf(organizationId: string): string {
-    return `${this.namespace}:org:${organizationId}:keyused`;
+    return `${this.namespace}:keyused:${organizationId}`;
   }
 
   /** Notes a use of the key; returns at once. */

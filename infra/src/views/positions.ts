@@ -18,6 +18,7 @@ export interface ViewWriter {
   hsetnx(key: string, field: string, value: string): unknown;
   hdel(key: string, field: string): unknown;
   sadd(key: string, member: string): unknown;
+  zadd(key: string, score: number, member: string): unknown;
 }
 
 /** The view's position does not reach the batch: events before it are missing from the view (it lost writes). */
@@ -72,6 +73,7 @@ while i <= #ARGV do
     elseif name == 'hsetnx' then redis.call('HSETNX', KEYS[tonumber(a[1])], a[2], a[3])
     elseif name == 'hdel' then redis.call('HDEL', KEYS[tonumber(a[1])], a[2])
     elseif name == 'sadd' then redis.call('SADD', KEYS[tonumber(a[1])], a[2])
+    elseif name == 'zadd' then redis.call('ZADD', KEYS[tonumber(a[1])], a[2], a[3])
     elseif name == 'count' then
       -- The allowance: a message counts once per organization and month, by its MessageID's marker; its hold,
       -- if the API placed one, is released either way (the message is in the log now).
@@ -151,6 +153,9 @@ export class ViewBatch implements ViewWriter {
   }
   sadd(key: string, member: string): this {
     return this.op('sadd', [this.key(key), member]);
+  }
+  zadd(key: string, score: number, member: string): this {
+    return this.op('zadd', [this.key(key), String(score), member]);
   }
 
   /** The allowance's count of one MessageAccepted (see AllowanceView). */

@@ -9,6 +9,7 @@ import cookie from '@fastify/cookie';
 import type { Api, ApiDependencies, ConsoleServices } from '../context';
 import { ApiError } from '../errors';
 import { activityPage } from './activity';
+import { auditPage } from './audit';
 import { domainsPage } from './domains';
 import { keysPage } from './keys';
 import { membersPage } from './members';
@@ -51,5 +52,6 @@ export function consoleApiRoutes(deps: ApiDependencies, services: ConsoleService
     await api.register(suppressionsPage(deps, services));
     await api.register(membersPage(services));
     await api.register(overviewPage(deps));
+    await api.register(auditPage(deps));
   };
 }

@@ -16,17 +16,17 @@ export function domainsPage(services: ConsoleServices) {
 
     api.post('/domains', { schema: { body: DomainName } }, async (request) => {
       const member = memberAllowedTo(request, 'manageDomains', 'add domains');
-      return accounts.addDomain(member.organization.id, request.body.name);
+      return accounts.as(member.email).addDomain(member.organization.id, request.body.name);
     });
 
     api.post('/domains/:name/verify', { schema: { params: DomainName } }, async (request) => {
       const member = memberAllowedTo(request, 'manageDomains', 'verify domains');
-      return accounts.verifyDomain(member.organization.id, request.params.name);
+      return accounts.as(member.email).verifyDomain(member.organization.id, request.params.name);
     });
 
     api.delete('/domains/:name', { schema: { params: DomainName } }, async (request, reply) => {
       const member = memberAllowedTo(request, 'manageDomains', 'remove domains');
-      await accounts.removeDomain(member.organization.id, request.params.name);
+      await accounts.as(member.email).removeDomain(member.organization.id, request.params.name);
       return reply.code(204).send();
     });
   };

@@ -39,14 +39,14 @@ export function keysPage(deps: ApiDependencies, services: ConsoleServices) {
             ? [...API_KEY_SCOPES]
             : request.body.scopes;
         requireKeyIssuer(member.role, { mode, scopes });
-        const issued = await accounts.issueApiKey(member.organization.id, { name, mode, scopes });
+        const issued = await accounts.as(member.email).issueApiKey(member.organization.id, { name, mode, scopes });
         return { ...issued, lastUsedAt: null };
       },
     );
 
     api.delete('/keys/:id', { schema: { params: Type.Object({ id: Type.String() }) } }, async (request) => {
       const member = memberAllowedTo(request, 'manageKeys', 'revoke API keys');
-      const revoked = await accounts.revokeApiKey(member.organization.id, request.params.id);
+      const revoked = await accounts.as(member.email).revokeApiKey(member.organization.id, request.params.id);
       const lastUsed = await deps.keyUsage?.lastUsed(member.organization.id);
       return { ...revoked, lastUsedAt: lastUsed?.get(revoked.id) ?? null };
     });

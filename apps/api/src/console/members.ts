@@ -18,7 +18,9 @@ export function membersPage(services: ConsoleServices) {
 
     api.post('/members', { schema: { body: Type.Object({ email: Email, role: Role }) } }, async (request) => {
       const member = memberAllowedTo(request, 'manageMembers', 'invite members');
-      const added = await accounts.addMember(member.organization.id, request.body.email, request.body.role);
+      const added = await accounts
+        .as(member.email)
+        .addMember(member.organization.id, request.body.email, request.body.role);
       await signIn.sendLink(member.organization.id, added.email, member.email);
       return added;
     });
@@ -28,13 +30,15 @@ export function membersPage(services: ConsoleServices) {
       { schema: { params: Type.Object({ email: Email }), body: Type.Object({ role: Role }) } },
       async (request) => {
         const member = memberAllowedTo(request, 'manageMembers', 'change roles');
-        return accounts.changeMemberRole(member.organization.id, request.params.email, request.body.role);
+        return accounts
+          .as(member.email)
+          .changeMemberRole(member.organization.id, request.params.email, request.body.role);
       },
     );
 
     api.delete('/members/:email', { schema: { params: Type.Object({ email: Email }) } }, async (request, reply) => {
       const member = memberAllowedTo(request, 'manageMembers', 'remove members');
-      await accounts.removeMember(member.organization.id, request.params.email);
+      await accounts.as(member.email).removeMember(member.organization.id, request.params.email);
       return reply.code(204).send();
     });
   };

@@ -1,4 +1,5 @@
 import {
+  auditSubject,
   initialOrganizationState,
   webhookConfig,
   type AccountEvent,
@@ -19,6 +20,17 @@ type EntityKind = 'members' | 'domains' | 'keys' | 'webhooks';
 /** What the API needs to authenticate a request, read in one round trip by the key's hash. */
 export interface StoredApiKey extends ApiKeyRecord {
   prefix: string;
+}
+
+/** One change of an organization's account, as the console's audit shows it. */
+export interface AuditEntry {
+  at: number;
+  eventId: string;
+  /** The event type: MemberAdded, ApiKeyIssued… */
+  action: string;
+  subject: string;
+  /** Who made it (EventMetadata.actor), or null when it was not recorded. */
+  actor: string | null;
 }
 
 export interface OrganizationRecord {
@@ -54,6 +66,9 @@ export class AccountsView {
   private entitiesKey(id: string, kind: EntityKind): string {
     return `${this.namespace}:org:${id}:${kind}`;
   }
+  auditKey(organizationId: string): string {
+    return `${this.namespace}:org:${organizationId}:audit`;
+  }
   get organizationsKey(): string {
     return `${this.namespace}:organizations`;
   }
@@ -72,6 +87,15 @@ export class AccountsView {
   write(p: ViewWriter, event: AccountEvent): void {
     const org = event.metadata.organizationId;
     const at = event.metadata.occurredAt;
+    // The audit: every event once (the same event gives the same entry, so applying it again changes nothing).
+    const entry: AuditEntry = {
+      at,
+      eventId: event.metadata.eventId,
+      action: event.type,
+      subject: auditSubject(event),
+      actor: event.metadata.actor ?? null,
+    };
+    p.zadd(this.auditKey(org), at, JSON.stringify(entry));
     switch (event.type) {
       case 'OrganizationCreated':
         p.hset(this.organizationKey(org), 'id', org);
@@ -227,6 +251,20 @@ export class AccountsView {
   async webhookStates(organizationId: string): Promise<Map<number, WebhookState>> {
     const all = await this.entities<WebhookState>(organizationId, 'webhooks');
     return new Map([...all.values()].map((webhook) => [webhook.webhookId, webhook]));
+  }
+
+  /** The organization's audit, newest first: `count` entries from `offset`, and how many there are. */
+  async audit(
+    organizationId: string,
+    count: number,
+    offset: number,
+  ): Promise<{ total: number; entries: AuditEntry[] }> {
+    const key = this.auditKey(organizationId);
+    const [total, members] = await Promise.all([
+      this.redis.zcard(key),
+      this.redis.zrevrange(key, offset, offset + count - 1),
+    ]);
+    return { total, entries: members.map((json) => JSON.parse(json) as AuditEntry) };
   }
 
   /** One member of an organization, or null. */

@@ -1,0 +1,38 @@
+import type { AccountEvent } from './organization';
+
+/**
+ * What an account event changed, in words for the console's audit ("key 'CI' (sl_live_ab12)"): pure, from the event
+ * alone, and never a secret (a key's prefix, never its digest; a domain's name, never its keys).
+ */
+export function auditSubject(event: AccountEvent): string {
+  switch (event.type) {
+    case 'OrganizationCreated':
+      return `organization '${event.data.name}' (first admin ${event.data.adminEmail})`;
+    case 'MemberAdded':
+      return `member ${event.data.email} as ${event.data.role}`;
+    case 'MemberRemoved':
+      return `member ${event.data.email}`;
+    case 'MemberRoleChanged':
+      return `member ${event.data.email}: ${event.data.previousRole} → ${event.data.role}`;
+    case 'DomainAdded':
+    case 'DomainVerified':
+    case 'DomainRemoved':
+      return `domain ${event.data.domain}`;
+    case 'ApiKeyIssued':
+    case 'ApiKeyRevoked':
+      return `key '${event.data.name}' (${event.data.keyPrefix}, ${event.data.mode}: ${event.data.scopes.join(', ')})`;
+    case 'AllowanceSet':
+      return event.data.messagesPerMonth === null
+        ? 'allowance: unlimited'
+        : `allowance: ${event.data.messagesPerMonth} messages a month`;
+    // Never the URL: it may carry a token in its query.
+    case 'WebhookCreated':
+    case 'WebhookUpdated':
+    case 'WebhookDeleted':
+      return `webhook ${event.data.webhookId}`;
+    default: {
+      const unknown: never = event;
+      return String((unknown as { type: string }).type);
+    }
+  }
+}
