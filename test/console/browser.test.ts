@@ -337,6 +337,23 @@ describe("a message's HTML body", () => {
   });
 });
 
+describe('the audit', () => {
+  it('shows who added the domain and created the key, newest first', async () => {
+    await openSection(page, 'Audit');
+    await page.getByRole('heading', { name: 'Audit', level: 1 }).waitFor();
+    const domainRow = page.getByRole('row', { name: new RegExp(`DomainAdded.*${domain.replace(/\./g, '\\.')}`) });
+    await domainRow.waitFor();
+    await expect(domainRow.innerText()).resolves.toContain(admin);
+    const keyRow = page.getByRole('row', { name: new RegExp(`ApiKeyIssued.*Console test ${run}`) });
+    await expect(keyRow.innerText()).resolves.toContain(admin);
+    // Newest first: the key was created after the domain was added.
+    const rows = await page.locator('tbody tr').allInnerTexts();
+    expect(rows.findIndex((row) => row.includes(`Console test ${run}`))).toBeLessThan(
+      rows.findIndex((row) => row.includes(domain) && row.includes('DomainAdded')),
+    );
+  });
+});
+
 describe('another organization', () => {
   it('is out of sight: its message by its id in the address, its domain in the list', async () => {
     const other = await createTestOrganization(stack.api.deps);
@@ -440,6 +457,7 @@ describe('every page', () => {
       ['domains', '/console/domains', domain],
       ['api-keys', '/console/developers/api-keys', 'Create an API key'],
       ['members', '/console/members', 'Members'],
+      ['audit', '/console/audit', 'Audit'],
     ];
     const violations: string[] = [];
     for (const [name, path, heading] of pages) {

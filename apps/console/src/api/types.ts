@@ -158,6 +158,7 @@ export interface SuppressionList {
 
 export interface SuppressionResult {
   EmailAddress: string;
+  /** Deleted, Suppressed, AlreadySuppressed, or Failed (Message says why). */
   Status: string;
   Message: string | null;
 }
@@ -221,7 +222,8 @@ export interface MemberSummary {
 
 export interface AuditEntry {
   at: number;
-  actor: string;
+  /** A member's address, 'admin command line'; null when the event names none (written before actors were kept). */
+  actor: string | null;
   action: string;
   subject: string;
   eventId: string;

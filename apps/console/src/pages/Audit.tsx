@@ -38,7 +38,7 @@ export function AuditPage({ me }: { me: Me }) {
                         <td className="nowrap">
                           <Time at={entry.at} />
                         </td>
-                        <td>{entry.actor}</td>
+                        <td>{entry.actor ?? <span className="muted">not recorded</span>}</td>
                         <td>{entry.action}</td>
                         <td className="wrap">{entry.subject}</td>
                       </tr>

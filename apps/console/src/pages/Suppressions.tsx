@@ -5,10 +5,14 @@ import { ConfirmButton, ErrorNotice, Show, Time, useLoad } from '../components/c
 
 const ORIGINS = ['Recipient', 'Customer', 'Admin'] as const;
 
-/** A suppression result is per address: a refused one ("spam complaints cannot be removed") becomes an error. */
-function refusalOf(results: SuppressionResults): void {
+/**
+ * A suppression result is per address: a refused one ("spam complaints cannot be removed") becomes an error; the
+ * server's note on one that went through ("Already suppressed (HardBounce).") is answered.
+ */
+function refusalOf(results: SuppressionResults): string | null {
   const failed = results.Suppressions.find((result) => result.Status === 'Failed');
   if (failed) throw new ApiFailure(422, null, failed.Message ?? `${failed.EmailAddress} was refused.`);
+  return results.Suppressions[0]?.Message ?? null;
 }
 
 /** The addresses the organization does not send to: search, add one by hand, remove one the rules allow. */
@@ -32,8 +36,8 @@ export function SuppressionsPage({ me }: { me: Me }) {
       </p>
       {canWrite ? (
         <AddSuppression
-          onAdded={(email) => {
-            setNotice(`${email} is suppressed.`);
+          onAdded={(email, note) => {
+            setNotice(note ? `${email}: ${note}` : `${email} is suppressed.`);
             list.reload();
           }}
         />
@@ -132,7 +136,7 @@ export function SuppressionsPage({ me }: { me: Me }) {
   );
 }
 
-function AddSuppression({ onAdded }: { onAdded: (email: string) => void }) {
+function AddSuppression({ onAdded }: { onAdded: (email: string, note: string | null) => void }) {
   const [email, setEmail] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(undefined);
@@ -142,9 +146,9 @@ function AddSuppression({ onAdded }: { onAdded: (email: string) => void }) {
     setError(undefined);
     try {
       const address = email.trim();
-      refusalOf(await api.suppress(address));
+      const note = refusalOf(await api.suppress(address));
       setEmail('');
-      onAdded(address);
+      onAdded(address, note);
     } catch (failure) {
       setError(failure);
     } finally {
