@@ -337,6 +337,39 @@ describe("a message's HTML body", () => {
   });
 });
 
+describe('members', () => {
+  it('invites a member (who gets a sign-in link), changes their role, and removes them after a confirmation', async () => {
+    const invited = `console-invited-${run}@example.net`;
+    await openSection(page, 'Members');
+    await page.getByLabel('Invite by email').fill(invited);
+    await page.getByLabel('Role', { exact: true }).selectOption('developer');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${invited} is a developer now` })
+      .waitFor();
+    // The invitation is a sign-in link, through the pipeline like any other.
+    expect(await deliveredSignInLink(stack.mail, invited)).toMatch(/\/console\/sign-in#token=/);
+
+    const role = page.getByRole('combobox', { name: `Role of ${invited}` });
+    await role.selectOption('viewer');
+    await expect
+      .poll(async () => ((await (await page.request.get(`${origin}/console/api/members`)).json()) as any).members)
+      .toContainEqual(expect.objectContaining({ email: invited, role: 'viewer' }));
+
+    // The confirmation is a modal dialog: Escape cancels it, nothing is removed.
+    const remove = page.getByRole('button', { name: `Remove the member ${invited}` });
+    await remove.click();
+    await page.getByRole('dialog').waitFor();
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'hidden' });
+    await expect(page.getByRole('row', { name: new RegExp(invited) }).count()).resolves.toBe(1);
+    await remove.click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Remove the member' }).click();
+    await page.getByRole('row', { name: new RegExp(invited) }).waitFor({ state: 'detached' });
+  });
+});
+
 describe('the audit', () => {
   it('shows who added the domain and created the key, newest first', async () => {
     await openSection(page, 'Audit');
