@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { authenticate } from './auth';
 import { consoleApiRoutes } from './console/api';
+import { consoleAssets } from './console/assets';
 import { SINGLE_BODY_LIMIT, type Api, type ApiDependencies } from './context';
 import { notFoundAnswer, registerErrorHandling } from './errors';
 import { methodNotAllowed } from './methodNotAllowed';
@@ -92,6 +93,8 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
   registerMetrics(app);
 
   await app.register(healthRoutes(deps));
+  // The console's pages (apps/console/dist) under /console/.
+  await app.register(consoleAssets());
   // Each route plugin made once, registered at both addresses below.
   const routes = [
     emailRoutes(deps),

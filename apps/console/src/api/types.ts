@@ -1,0 +1,235 @@
+/**
+ * The console's HTTP contract (issue 13), as the pages read it: every answer of `/console/api/` in one file.
+ * The server's shapes come from application/src/accounts/summaries.ts and the public API's activity and
+ * suppression answers (apps/api/src/routes/); this file only names them for the browser, it holds no rule.
+ * Times are epoch milliseconds unless a reused public answer says otherwise (its ISO strings).
+ */
+
+export type Role = 'admin' | 'developer' | 'viewer';
+export const ROLES: readonly Role[] = ['admin', 'developer', 'viewer'];
+
+export type Scope = 'email:send' | 'email:read' | 'domains:read' | 'members:read' | 'webhooks:manage';
+export const SCOPES: readonly Scope[] = ['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage'];
+
+export type ApiKeyMode = 'live' | 'test';
+
+/** Every error: the catalogue's Postmark-style answer. */
+export interface ErrorAnswer {
+  ErrorCode: number;
+  Message: string;
+}
+
+export interface Permissions {
+  manageSuppressions: boolean;
+  manageDomains: boolean;
+  manageKeys: boolean;
+  manageMembers: boolean;
+  readAudit: boolean;
+  issueAllScopesLiveKeys: boolean;
+}
+
+export interface Me {
+  email: string;
+  role: Role;
+  organization: { id: string; name: string };
+  csrfToken: string;
+  can: Permissions;
+}
+
+export interface SignInLinkAnswer {
+  Message: string;
+}
+
+export interface Allowance {
+  period: string;
+  used: number;
+  /** null: unlimited. */
+  limit: number | null;
+}
+
+export interface DayCounts {
+  date: string;
+  sent: number;
+  delivered: number;
+  bounced: number;
+  deferred: number;
+}
+
+export type ProblemKind = 'HardBounce' | 'SoftBounce' | 'PolicyRejected' | 'DeadLetter';
+
+export interface Problem {
+  at: number;
+  kind: ProblemKind;
+  recipient: string;
+  messageId: string;
+  subject: string;
+  detail: string;
+}
+
+export interface Overview {
+  allowance: Allowance;
+  /** 30 entries, oldest first. */
+  days: DayCounts[];
+  /** Newest first, at most 20. */
+  problems: Problem[];
+}
+
+/** The filters of `GET /v1/messages/outbound`, spelled as its query string. */
+export interface MessageFilters {
+  recipient?: string;
+  fromemail?: string;
+  tag?: string;
+  status?: string;
+  subject?: string;
+  fromdate?: string;
+  todate?: string;
+}
+
+/** The listing statuses a status filter selects (the activity reader's LISTING_STATUSES). */
+export const MESSAGE_STATUSES = [
+  'Queued',
+  'Sent',
+  'Deferred',
+  'Delivered',
+  'PartiallyDelivered',
+  'Bounced',
+  'Rejected',
+] as const;
+
+export interface Mailbox {
+  Email: string;
+  Name: string;
+}
+
+export interface MessageSummary {
+  MessageID: string;
+  Tag: string;
+  To: Mailbox[];
+  Cc: Mailbox[];
+  Bcc: Mailbox[];
+  Recipients: string[];
+  /** ISO 8601. */
+  ReceivedAt: string;
+  From: string;
+  Subject: string;
+  Attachments: string[];
+  Status: string;
+  TrackOpens: boolean;
+  TrackLinks: string;
+  Metadata: Record<string, string>;
+  MessageStream: string;
+  Sandboxed: boolean;
+}
+
+export interface MessageList {
+  TotalCount: number;
+  Messages: MessageSummary[];
+}
+
+export interface MessageEvent {
+  Recipient: string;
+  /** Accepted, Sent, Delivered, Transient, Bounced, Rejected. */
+  Type: string;
+  /** ISO 8601. */
+  ReceivedAt: string;
+  /** DeliveryMessage (the receiving server's answer), DestinationServer, Summary, BounceType, SmtpCode… */
+  Details: Record<string, string>;
+}
+
+export interface MessageDetails extends MessageSummary {
+  TextBody: string;
+  HtmlBody: string;
+  ReplyTo: string;
+  Headers: Array<{ Name: string; Value: string }>;
+  MessageEvents: MessageEvent[];
+}
+
+export interface Suppression {
+  EmailAddress: string;
+  SuppressionReason: string;
+  Origin: string;
+  /** ISO 8601. */
+  CreatedAt: string;
+}
+
+export interface SuppressionList {
+  Suppressions: Suppression[];
+}
+
+export interface SuppressionResult {
+  EmailAddress: string;
+  /** Deleted, Suppressed, AlreadySuppressed, or Failed (Message says why). */
+  Status: string;
+  Message: string | null;
+}
+
+export interface SuppressionResults {
+  Suppressions: SuppressionResult[];
+}
+
+export type DnsRecordPurpose = 'ownership' | 'mx' | 'spf' | 'dkim' | 'dmarc';
+
+export interface DnsRecord {
+  type: 'TXT' | 'MX';
+  name: string;
+  value: string;
+  priority?: number;
+  purpose: DnsRecordPurpose;
+}
+
+export interface DomainSummary {
+  name: string;
+  verified: boolean;
+  verifiedAt: number | null;
+  addedAt: number;
+  dkimSelector: string;
+  dnsRecords: DnsRecord[];
+}
+
+export interface DomainVerification {
+  domain: DomainSummary;
+  alreadyVerified: boolean;
+  /** The TXT records found at `_sendline.<domain>`. */
+  found: string[];
+}
+
+export interface ApiKeySummary {
+  id: string;
+  name: string;
+  mode: ApiKeyMode;
+  scopes: Scope[];
+  prefix: string;
+  issuedAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+export interface IssuedApiKey extends ApiKeySummary {
+  token: string;
+}
+
+export interface IssueKeyRequest {
+  name: string;
+  mode: ApiKeyMode;
+  scopes: Scope[] | ['all'];
+}
+
+export interface MemberSummary {
+  email: string;
+  role: Role;
+  addedAt: number;
+}
+
+export interface AuditEntry {
+  at: number;
+  /** A member's address, 'admin command line'; null when the event names none (written before actors were kept). */
+  actor: string | null;
+  action: string;
+  subject: string;
+  eventId: string;
+}
+
+export interface AuditPage {
+  TotalCount: number;
+  entries: AuditEntry[];
+}
