@@ -27,6 +27,8 @@ import {
   createRedis,
   encryptSecret,
   EventStore,
+  scanKeys,
+  type Redis,
   loadLocalServicesEnv,
   secretKeyFromEnv,
   serviceAddresses,
@@ -191,12 +193,14 @@ async function main(): Promise<void> {
   const total = RATE * SECONDS;
   const started = Date.now();
   let appended = 0;
+  const messageIds: string[] = [];
   while (appended < total) {
     const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE));
     const events = [];
     for (; appended < due; appended++) {
       const at = Date.now();
       const messageId = randomUUID();
+      messageIds.push(messageId);
       const to = `r${appended}@dest.example.net`;
       events.push(accepted(org.organizationId, messageId, to, at), delivered(org.organizationId, messageId, to, at));
     }
@@ -231,8 +235,27 @@ async function main(): Promise<void> {
     const mine = [...topics, ...topics.map(deadLetterTopicOf)].filter((topic) => existing.has(topic));
     await admin.deleteTopics({ topics: mine }).catch(() => undefined);
   });
+  await removeRedisState(redis, org.organizationId, messageIds, [...seen]);
   await store.disconnect();
   redis.disconnect();
+}
+
+/**
+ * The dispatcher's working state of this run, removed so the benchmark leaves Redis as it found it: the keys under
+ * the organization (call records, delivery logs, failing marks), and those named by the messages and the calls alone.
+ */
+async function removeRedisState(
+  redis: Redis,
+  organizationId: string,
+  messageIds: string[],
+  callIds: string[],
+): Promise<void> {
+  const named = [
+    ...messageIds.map((id) => `sl:webhooks:message:${id}`),
+    ...callIds.map((id) => `sl:webhooks:answered:${id}`),
+    ...(await scanKeys(redis, `sl:*${organizationId}*`)),
+  ];
+  for (let i = 0; i < named.length; i += 1000) await redis.unlink(...named.slice(i, i + 1000));
 }
 
 await main();

@@ -14,6 +14,7 @@ import {
   type EventStore,
   type Redis,
   type StoredEvent,
+  scanKeys,
 } from '@sendline/infra';
 import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import {
@@ -101,7 +102,7 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
   });
   afterAll(async () => {
     await projector.stop();
-    const keys = await redis.keys(`${namespace}*`);
+    const keys = await scanKeys(redis, `${namespace}*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
     await dropDatabase();
@@ -121,7 +122,7 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     settleMs: 300,
     ...extra,
   });
-  const replayKeysLeft = async () => (await redis.keys(`${namespace}.replay.*`)).length;
+  const replayKeysLeft = async () => (await scanKeys(redis, `${namespace}.replay.*`)).length;
   const databases = async () =>
     (await (await client.query({ query: 'SHOW DATABASES', format: 'JSONEachRow' })).json<{ name: string }>()).map(
       (d) => d.name,

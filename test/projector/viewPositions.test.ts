@@ -15,6 +15,7 @@ import {
   type EventStore,
   type Redis,
   type StoredEvent,
+  scanKeys,
 } from '@sendline/infra';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import { accepted, accountEvents, suppressionAdded, suppressionDeleted } from './support';
@@ -38,7 +39,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const projector of running) await projector.stop();
-  const keys = await redis.keys(`${namespace}*`);
+  const keys = await scanKeys(redis, `${namespace}*`);
   for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
   redis.disconnect();
   await clickhouse.close();
@@ -71,7 +72,7 @@ async function snapshot(): Promise<Map<string, Buffer>> {
   const keys = (
     await Promise.all(
       [`${namespace}:suppressions:*`, `${namespace}:org:*`, `${namespace}:allowance:*`, `${namespace}:positions:*`].map(
-        (pattern) => redis.keys(pattern),
+        (pattern) => scanKeys(redis, pattern),
       ),
     )
   ).flat();

@@ -18,6 +18,7 @@ import {
   type EventStore,
   type HostResolver,
   type Redis,
+  scanKeys,
 } from '@sendline/infra';
 import {
   createTestOrganization,
@@ -213,7 +214,7 @@ describe('replay accounts rebuilds the webhook configuration', () => {
   });
   afterAll(async () => {
     await projector?.stop();
-    const keys = await redis.keys(`${namespace}*`);
+    const keys = await scanKeys(redis, `${namespace}*`);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
     await clickhouse.close();
