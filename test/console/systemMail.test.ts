@@ -79,6 +79,29 @@ describe('SystemMail.send', () => {
     expect(data.activeRecipients).toEqual([to]);
   });
 
+  it('sent again under the same `once` key, appends the very same MessageAccepted (one message for the sender)', async () => {
+    await ensureTestSystemOrganization(api.deps);
+    const mail = testSystemMail(api.deps);
+    const message = {
+      to: [`admin-${randomUUID().slice(0, 8)}@example.net`],
+      subject: 'Webhook 7 was disabled',
+      textBody: 'Every call failed.\n',
+      tag: 'webhook-disabled',
+    };
+    const once = { key: `webhook-disabled:${randomUUID()}`, firstAt: Date.now() - 60_000 };
+    const first = await mail.send(message, once);
+    const again = await mail.send(message, once);
+    expect(again.messageId).toBe(first.messageId);
+    const events = await eventsOfMessage(api.deps.store, first.messageId);
+    expect(events.map((event) => [event.type, event.metadata.eventId, event.metadata.occurredAt])).toEqual([
+      ['MessageAccepted', events[0]!.metadata.eventId, once.firstAt],
+      ['MessageAccepted', events[0]!.metadata.eventId, once.firstAt],
+    ]);
+    // Another key is another message.
+    const other = await mail.send(message, { ...once, key: `${once.key}:other` });
+    expect(other.messageId).not.toBe(first.messageId);
+  });
+
   it('throws the send path’s refusal (its catalogue code) for a recipient that is not an address', async () => {
     await ensureTestSystemOrganization(api.deps);
     const mail = testSystemMail(api.deps);

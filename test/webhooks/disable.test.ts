@@ -9,6 +9,7 @@ import {
   type EventStore,
   type Redis,
   type TestMailServer,
+  scanKeys,
 } from '@sendline/infra';
 import { replayView } from '@sendline/projector';
 import type { Sender } from '@sendline/sender';
@@ -161,7 +162,7 @@ beforeAll(async () => {
     accept: (organizationId) => organizationId === org.organizationId,
     directoryCacheMs: 0,
     disable: disablingBy(service, () => undefined),
-    notifyDisabled: noticesBy(testSystemMail(api.deps), redis),
+    notifyDisabled: noticesBy(testSystemMail(api.deps)),
     now: clock,
     log: () => undefined,
   });
@@ -308,7 +309,7 @@ describe('a webhook failing every call', () => {
       expect(rebuilt?.disabled).toEqual(live?.disabled);
       expect(rebuilt?.disabled).toMatchObject({ failingSince, reason: 'answered 503' });
     } finally {
-      const keys = await api.deps.redis.keys(`${namespace}*`);
+      const keys = await scanKeys(api.deps.redis, `${namespace}*`);
       if (keys.length > 0) await api.deps.redis.del(...keys);
     }
 

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { AccountsView, AllowanceCounter, EventAppender, SuppressionView } from '@sendline/infra';
+import {
+  checksumOf,
+  type AccountsView,
+  type AllowanceCounter,
+  type EventAppender,
+  type SuppressionView,
+} from '@sendline/infra';
 import { SendingService } from '../sending';
 import { systemSender, type SystemSender } from './systemSender';
 
@@ -66,18 +72,24 @@ export class SystemMail {
           });
   }
 
-  /** Sends one message; resolves with its MessageID once MessageAccepted is in Kafka. */
-  async send(message: SystemMessage): Promise<{ messageId: string }> {
+  /**
+   * Sends one message; resolves with its MessageID once MessageAccepted is in Kafka. With `once` (a name for this
+   * message and when it was first due), sending it again appends the very same MessageAccepted — the send path's
+   * Idempotency-Key — which the sender delivers once: a caller that resends after a crash sends no second email.
+   */
+  async send(message: SystemMessage, once?: { key: string; firstAt: number }): Promise<{ messageId: string }> {
+    const body = {
+      From: this.sender.from,
+      To: message.to.join(', '),
+      Subject: message.subject,
+      TextBody: message.textBody,
+      ...(message.htmlBody !== undefined ? { HtmlBody: message.htmlBody } : {}),
+      Tag: message.tag,
+    };
     const decision = await this.sending.send(
       { organizationId: this.sender.organizationId, mode: 'live' },
-      {
-        From: this.sender.from,
-        To: message.to.join(', '),
-        Subject: message.subject,
-        TextBody: message.textBody,
-        ...(message.htmlBody !== undefined ? { HtmlBody: message.htmlBody } : {}),
-        Tag: message.tag,
-      },
+      body,
+      once && { key: once.key, requestHash: checksumOf(body), submittedAt: once.firstAt },
     );
     if (!decision.ok) throw new SystemMailRefused(decision.code, decision.params);
     return { messageId: decision.result.MessageID };

@@ -55,7 +55,7 @@ const webhooks = await Webhooks.start({
   config,
   log,
   disable: disablingBy(webhookAccounts, log),
-  notifyDisabled: noticesBy(systemMail, redis, (message, fields) => log('warn', message, fields)),
+  notifyDisabled: noticesBy(systemMail, (message, fields) => log('warn', message, fields)),
 });
 
 let stopping = false;

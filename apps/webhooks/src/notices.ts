@@ -1,15 +1,14 @@
 import { SystemMailRefused, type SystemMail, type SystemMessage } from '@sendline/application';
 import type { WebhookDisabled } from '@sendline/domain';
-import type { EventStore, Redis, RunningConsumer } from '@sendline/infra';
+import type { EventStore, RunningConsumer } from '@sendline/infra';
 import { positionNewGroup } from '@sendline/sender';
 
 /**
  * The admins' notices: a consumer of the accounts topic (its own group) that tells an organization's admins of
  * each webhook disabled for failing, from the WebhookDisabled the domain decided (which names the admins then),
  * by email through our own sending pipeline, from the system sender (SystemMail). Its offset is committed after the
- * notices went out, so a crash between the disabling and the notices loses none; a notice sent is marked
- * (`<ns>:webhooks:notice:<eventId>:<address>`, 30 days), so the event read again after a crash does not send it
- * twice (a crash between the send and the mark can: at least once).
+ * notices went out, so a crash between the disabling and the notices loses none; each notice is sent once-keyed by
+ * the event and the address, so the event read again after a crash appends the same message, delivered once.
  */
 export interface NoticesOptions {
   store: EventStore;
@@ -68,8 +67,6 @@ export function webhookDisabledNotice(event: WebhookDisabled, admin: string): Sy
   };
 }
 
-const NOTICE_MARK_TTL_S = 30 * 24 * 60 * 60;
-
 /**
  * Sends each admin named by the event their notice, once (see startNotices). A recipient the send path refuses
  * (suppressed, not an address) is skipped and logged; a system organization that is not set up throws (the event
@@ -77,16 +74,15 @@ const NOTICE_MARK_TTL_S = 30 * 24 * 60 * 60;
  */
 export function noticesBy(
   mail: Pick<SystemMail, 'send'>,
-  redis: Redis,
   warn: (message: string, fields: Record<string, unknown>) => void = () => undefined,
-  namespace = 'sl',
 ): (event: WebhookDisabled) => Promise<void> {
   return async (event) => {
     for (const admin of event.data.notifyAdmins) {
-      const mark = `${namespace}:webhooks:notice:${event.metadata.eventId}:${admin}`;
-      if ((await redis.exists(mark)) === 1) continue;
       try {
-        await mail.send(webhookDisabledNotice(event, admin));
+        await mail.send(webhookDisabledNotice(event, admin), {
+          key: `webhook-disabled:${event.metadata.eventId}:${admin}`,
+          firstAt: event.metadata.occurredAt,
+        });
       } catch (error) {
         const notSetUp =
           error instanceof SystemMailRefused &&
@@ -94,7 +90,6 @@ export function noticesBy(
         if (!(error instanceof SystemMailRefused) || notSetUp) throw error;
         warn('webhook disabled: an admin could not be told', { code: error.code, webhookId: event.data.webhookId });
       }
-      await redis.set(mark, '1', 'EX', NOTICE_MARK_TTL_S);
     }
   };
 }

@@ -90,6 +90,11 @@ export function normalizeDisplayName(input: string, max: number, code: DomainErr
   return name;
 }
 
+/** `["all"]` stands for every scope (`admin key create --scopes all`, the console's key form); other lists as given. */
+export function expandScopes(scopes: readonly string[]): string[] {
+  return scopes.length === 1 && scopes[0] === 'all' ? [...API_KEY_SCOPES] : [...scopes];
+}
+
 /** Scopes of a new API key: at least one, each known, none twice. */
 export function validateScopes(scopes: readonly string[]): Scope[] {
   if (!Array.isArray(scopes) || scopes.length === 0) {

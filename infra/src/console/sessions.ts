@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { newSecret, secretDigest } from './secret';
+import { newSecret, secretDigest } from '../crypto/secretDigest';
 
 /** A session ends after 12 hours without a request… */
 export const SESSION_IDLE_MS = 12 * 60 * 60 * 1000;

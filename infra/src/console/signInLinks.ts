@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { newSecret, secretDigest } from './secret';
+import { newSecret, secretDigest } from '../crypto/secretDigest';
 
 /** A sign-in link works for 15 minutes. */
 export const SIGN_IN_LINK_TTL_MS = 15 * 60 * 1000;

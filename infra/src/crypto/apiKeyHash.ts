@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { secretDigest } from './secretDigest';
 
 /**
  * SHA-256 of an API key token, lowercase hex: what the `ApiKeyIssued` event and the accounts view keep, and what
@@ -6,5 +6,5 @@ import { createHash } from 'node:crypto';
  * the console's use cases (application/), which issue the keys.
  */
 export function hashApiKey(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return secretDigest(token);
 }

@@ -1,4 +1,4 @@
-import { API_KEY_MODES, API_KEY_SCOPES } from '@sendline/domain';
+import { API_KEY_MODES, API_KEY_SCOPES, expandScopes } from '@sendline/domain';
 import type { ApiKeySummary } from '@sendline/application';
 import { Option, type Command } from 'commander';
 import { fields, isoTime, shortTime, table } from '../format';
@@ -40,8 +40,7 @@ export function parseScopes(value: string): string[] {
     .split(/[\s,]+/)
     .map((scope) => scope.trim())
     .filter(Boolean);
-  if (scopes.length === 1 && scopes[0] === 'all') return [...API_KEY_SCOPES];
-  return scopes;
+  return expandScopes(scopes);
 }
 
 export function keyCommands(program: Command, { context, emit, leaf }: CommandKit): void {

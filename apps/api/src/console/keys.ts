@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES, requireKeyIssuer } from '@sendline/domain';
+import { expandScopes, requireKeyIssuer } from '@sendline/domain';
 import { Type } from 'typebox';
 import type { Api, ApiDependencies, ConsoleServices } from '../context';
 import { memberAllowedTo, memberOf } from './session';
@@ -33,11 +33,7 @@ export function keysPage(deps: ApiDependencies, services: ConsoleServices) {
       async (request) => {
         const member = memberOf(request);
         const { name, mode } = request.body;
-        // ["all"]: every scope, as `admin key create --scopes all`.
-        const scopes =
-          request.body.scopes.length === 1 && request.body.scopes[0] === 'all'
-            ? [...API_KEY_SCOPES]
-            : request.body.scopes;
+        const scopes = expandScopes(request.body.scopes);
         requireKeyIssuer(member.role, { mode, scopes });
         const issued = await accounts.as(member.email).issueApiKey(member.organization.id, { name, mode, scopes });
         return { ...issued, lastUsedAt: null };

@@ -11,6 +11,35 @@ export interface Loaded<T> {
   reload: () => void;
 }
 
+/** An action a member starts (a form sent, a button pressed): whether it runs, and its error to show in words. */
+export interface Action {
+  busy: boolean;
+  error: unknown;
+  /** Runs `action` with busy set and the last error cleared; a failure is kept in `error`. True when it succeeded. */
+  run: (action: () => Promise<unknown>) => Promise<boolean>;
+  clearError: () => void;
+}
+
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const run = useCallback(async (action: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await action();
+      return true;
+    } catch (failure) {
+      setError(failure);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  const clearError = useCallback(() => setError(undefined), []);
+  return { busy, error, run, clearError };
+}
+
 /** Loads `load()` now and again whenever a key changes; an answer that arrives after a newer request is dropped. */
 export function useLoad<T>(load: () => Promise<T>, keys: readonly unknown[]): Loaded<T> {
   const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
@@ -160,20 +189,10 @@ export function ConfirmButton({
   danger?: boolean;
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run, clearError } = useAction();
   const confirm = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await action();
-      dialog.current?.close();
-    } catch (failure) {
-      setError(failure);
-      dialog.current?.close();
-    } finally {
-      setBusy(false);
-    }
+    await run(action);
+    dialog.current?.close();
   };
   return (
     <>
@@ -182,7 +201,7 @@ export function ConfirmButton({
         className={danger ? 'small danger' : 'small'}
         aria-label={accessibleLabel ?? label}
         onClick={() => {
-          setError(undefined);
+          clearError();
           dialog.current?.showModal();
         }}
       >

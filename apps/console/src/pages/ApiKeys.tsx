@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { SCOPES, type ApiKeyMode, type IssuedApiKey, type Me, type Scope } from '../api/types';
-import { ConfirmButton, CopyButton, ErrorNotice, Show, Time, useLoad } from '../components/common';
+import { ConfirmButton, CopyButton, ErrorNotice, Show, Time, useLoad, useAction } from '../components/common';
 
 const SCOPE_HELP: Record<Scope, string> = {
   'email:send': 'send messages',
@@ -115,8 +115,7 @@ function IssueKey({ me, onIssued }: { me: Me; onIssued: (key: IssuedApiKey) => v
   const [name, setName] = useState('');
   const [mode, setMode] = useState<ApiKeyMode>('live');
   const [scopes, setScopes] = useState<Set<Scope>>(new Set(['email:send']));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const everyScope = scopes.size === SCOPES.length;
   const toggle = (scope: Scope, on: boolean) => {
     const next = new Set(scopes);
@@ -126,17 +125,11 @@ function IssueKey({ me, onIssued }: { me: Me; onIssued: (key: IssuedApiKey) => v
   };
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const chosen = SCOPES.filter((scope) => scopes.has(scope));
       onIssued(await api.issueKey({ name: name.trim(), mode, scopes: chosen }));
       setName('');
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form className="card stack" onSubmit={submit} aria-labelledby="issue-key-title">

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import type { DnsRecord, DomainSummary, DomainVerification, Me } from '../api/types';
-import { ConfirmButton, CopyButton, ErrorNotice, Show, Time, useLoad } from '../components/common';
+import { ConfirmButton, CopyButton, ErrorNotice, Show, Time, useLoad, useAction } from '../components/common';
 
 const PURPOSE: Record<DnsRecord['purpose'], string> = {
   ownership: 'Ownership',
@@ -44,21 +44,14 @@ export function DomainsPage({ me }: { me: Me }) {
 
 function AddDomain({ onAdded }: { onAdded: () => void }) {
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await api.addDomain(name.trim());
       setName('');
       onAdded();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form className="card inline-form" onSubmit={submit} aria-label="Add a domain">
@@ -93,20 +86,13 @@ function DomainCard({
   onChanged: () => void;
 }) {
   const [verification, setVerification] = useState<DomainVerification | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const domain = verification?.domain ?? initial;
   const verify = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
+    // The server says what it found at the ownership record's name (nothing, or other values).
+    await run(async () => {
       setVerification(await api.verifyDomain(domain.name));
-    } catch (failure) {
-      // The server says what it found at the ownership record's name (nothing, or other values).
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   const headingId = `domain-${domain.name}`;
   return (

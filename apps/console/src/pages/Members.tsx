@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { ROLES, type Me, type MemberSummary, type Role } from '../api/types';
-import { ConfirmButton, ErrorNotice, Show, Time, useLoad } from '../components/common';
+import { ConfirmButton, ErrorNotice, Show, Time, useLoad, useAction } from '../components/common';
 
 const ROLE_HELP: Record<Role, string> = {
   admin: 'everything, members and domains included',
@@ -59,19 +59,12 @@ function MemberRow({
   canWrite: boolean;
   onChanged: () => void;
 }) {
-  const [error, setError] = useState<unknown>(undefined);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const changeRole = async (role: Role) => {
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       await api.changeRole(member.email, role);
       onChanged();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <tr>
@@ -123,24 +116,17 @@ function MemberRow({
 function Invite({ onInvited }: { onInvited: () => void }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('developer');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const [notice, setNotice] = useState<string | null>(null);
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
     setNotice(null);
-    try {
+    await run(async () => {
       const member = await api.inviteMember(email.trim(), role);
       setNotice(`${member.email} is a ${member.role} now; a sign-in link is on its way to them.`);
       setEmail('');
       onInvited();
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form className="card inline-form" onSubmit={submit} aria-label="Invite a member">

@@ -2,7 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { markInteractive } from '../interactive';
 import type { Me } from '../api/types';
-import { Centered, ErrorNotice, Loading } from '../components/common';
+import { Centered, ErrorNotice, Loading, useAction } from '../components/common';
 
 /**
  * The token of a sign-in link (`/console/sign-in#token=…`), taken from the address at once (it leaves the address
@@ -43,8 +43,7 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
   const [linkError, setLinkError] = useState<unknown>(undefined);
   const [email, setEmail] = useState('');
   const [sent, setSent] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
 
   // A link opened in this tab while it shows the sign-in page changes only the address's fragment.
   useEffect(() => {
@@ -86,16 +85,10 @@ export function SignInPage({ onSignedIn }: { onSignedIn: (me: Me) => void }) {
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const answer = await api.requestSignInLink(email.trim());
       setSent(answer.Message);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

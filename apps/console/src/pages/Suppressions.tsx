@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, ApiFailure } from '../api/client';
 import type { Me, SuppressionResults } from '../api/types';
-import { ConfirmButton, ErrorNotice, Show, Time, useLoad } from '../components/common';
+import { ConfirmButton, ErrorNotice, Show, Time, useLoad, useAction } from '../components/common';
 
 const ORIGINS = ['Recipient', 'Customer', 'Admin'] as const;
 
@@ -138,22 +138,15 @@ export function SuppressionsPage({ me }: { me: Me }) {
 
 function AddSuppression({ onAdded }: { onAdded: (email: string, note: string | null) => void }) {
   const [email, setEmail] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(undefined);
+  const { busy, error, run } = useAction();
   const submit = async (event: FormEvent) => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    await run(async () => {
       const address = email.trim();
       const note = refusalOf(await api.suppress(address));
       setEmail('');
       onAdded(address, note);
-    } catch (failure) {
-      setError(failure);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form className="card inline-form" onSubmit={submit} aria-label="Add a suppression">
