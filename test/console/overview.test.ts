@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
+import { groupOf, replayView, startProjector, type RunningProjector } from '@sendline/projector';
 import { positionNewGroup, type Sender } from '@sendline/sender';
-import { createClickHouse, secretKeyFromEnv, type ClickHouseClient, type TestMailServer } from '@sendline/infra';
+import type { MessageAcceptedData } from '@sendline/domain';
+import {
+  createClickHouse,
+  deadLetterTopicOf,
+  migrate,
+  secretKeyFromEnv,
+  type ClickHouseClient,
+  type RunningConsumer,
+  type TestMailServer,
+} from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailServer, startTestSender, testSenderConfig } from '../sender/support';
 import {
@@ -29,6 +38,7 @@ let projector: RunningProjector;
 let clickhouse: ClickHouseClient;
 let mailbox: SignInMailbox;
 let viewer: ConsoleClient;
+let groupPrefix: string;
 
 const unique = (local: string) => `${local}-${randomUUID().slice(0, 8)}@dest.example.net`;
 const hard = unique('hardbounce');
@@ -46,7 +56,9 @@ beforeAll(async () => {
     secretKeyFromEnv(),
   );
   clickhouse = createClickHouse(addresses.clickhouseUrl);
-  const groupPrefix = uniqueName('test-overview-projector');
+  // The dead_letters table comes with the activity store's migrations (run again here: a store made before it).
+  await migrate(clickhouse, addresses.clickhouseDatabase);
+  groupPrefix = uniqueName('test-overview-projector');
   await positionNewGroup(api.deps.store, groupOf('activity', groupPrefix), [api.deps.store.topics.messages], 'latest');
   projector = await startProjector({
     store: api.deps.store,
@@ -54,7 +66,8 @@ beforeAll(async () => {
     clickhouse,
     database: addresses.clickhouseDatabase,
     groupPrefix,
-    projections: ['activity'],
+    // Dead letters from the beginning of their topics, so a replay of them below compares equal with this copy.
+    projections: ['activity', 'deadLetters'],
     retention: false,
     writer: { maxDelayMs: 100 },
   });
@@ -110,5 +123,75 @@ describe('GET /console/api/overview', () => {
         detail: expect.stringContaining('550'),
       },
     ]);
+  });
+
+  it('lists a dead letter of the organization (a message a consumer set aside) among the problems, to no other organization', async () => {
+    // A consumer of the messages topic that cannot process this one message and says it is not worth retrying:
+    // the event store's consumer loop sets it aside on the dead-letter topic, as it would for the sender.
+    const subject = `Set aside ${randomUUID().slice(0, 8)}`;
+    const failingGroup = uniqueName('test-failing-consumer');
+    const topic = api.deps.store.topics.messages;
+    await positionNewGroup(api.deps.store, failingGroup, [topic], 'latest');
+    const failing: RunningConsumer = await api.deps.store.consume({
+      groupId: failingGroup,
+      topics: [topic],
+      retryUnknownErrors: false,
+      handle: async ({ event }) => {
+        if (event?.type === 'MessageAccepted' && (event.data as MessageAcceptedData).subject === subject) {
+          throw Object.assign(new Error('no way to process this test message'), { code: 'ETESTFAIL' });
+        }
+      },
+    });
+    try {
+      const sent = await call(api.baseUrl, 'POST', '/email', {
+        key: org.liveKey,
+        body: { From: `orders@${org.domain}`, To: unique('good'), Subject: subject, TextBody: 'Hello' },
+      });
+      expect(sent.body.ErrorCode).toBe(0);
+      const problem = await eventually(
+        async () => {
+          const { body } = await viewer.get('/overview');
+          return (body.problems as { kind: string; messageId: string }[]).find(
+            (p) => p.kind === 'DeadLetter' && p.messageId === sent.body.MessageID,
+          );
+        },
+        60_000,
+        'the dead letter among the problems',
+      );
+      expect(problem).toEqual({
+        at: expect.any(Number),
+        kind: 'DeadLetter',
+        recipient: '',
+        messageId: sent.body.MessageID,
+        subject,
+        detail: `MessageAccepted set aside by ${failingGroup} after 1 attempt: no way to process this test message`,
+      });
+      // The bounce of the first test is still there, newest first.
+      const { body } = await viewer.get('/overview');
+      expect(body.problems.map((p: { kind: string }) => p.kind)).toEqual(['DeadLetter', 'HardBounce']);
+
+      const other = await createTestOrganization(api.deps);
+      expect(await api.deps.deadLetters.recent(other.organizationId, 20)).toEqual([]);
+      expect((await api.deps.deadLetters.recent(org.organizationId, 20)).map((d) => d.messageId)).toEqual([
+        sent.body.MessageID,
+      ]);
+
+      // The dead letters are a view like the others: rebuilt from their topics, equal to the live copy.
+      const report = await replayView('deadLetters', {
+        store: api.deps.store,
+        clickhouse,
+        database: addresses.clickhouseDatabase,
+        liveGroupId: groupOf('deadLetters', groupPrefix),
+        dryRun: true,
+      });
+      expect(report.topics).toEqual([
+        deadLetterTopicOf(topic),
+        deadLetterTopicOf(api.deps.store.topics.deliveryRetries),
+      ]);
+      expect(report).toMatchObject({ equal: true, swapped: false });
+      expect(report.events).toBeGreaterThanOrEqual(1);
+    } finally {
+      await failing.stop();
+    }
   });
 });

@@ -11,7 +11,7 @@ import { fields } from './format';
  * a replay is asked for, so the other commands never load it.
  */
 
-export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts', 'allowance'] as const;
+export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts', 'allowance', 'deadLetters'] as const;
 export type ReplayViewName = (typeof REPLAY_VIEWS)[number];
 
 export interface ReplayCommandOptions {
@@ -89,7 +89,7 @@ export async function replay(
   let clickhouse: ClickHouseClient | undefined;
   const bar = options.progress === false ? undefined : replayProgressBar(view, process.stderr);
   try {
-    if (view === 'activity') clickhouse = createClickHouse(context.addresses.clickhouseUrl);
+    if (view === 'activity' || view === 'deadLetters') clickhouse = createClickHouse(context.addresses.clickhouseUrl);
     return await replayView(view, {
       store: context.eventStore,
       redis: context.redisClient,

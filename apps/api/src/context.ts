@@ -10,6 +10,7 @@ import type {
   AccountsView,
   AllowanceCounter,
   BounceReader,
+  DeadLetterReader,
   EventStore,
   IdempotencyStore,
   KeyUsage,
@@ -37,6 +38,8 @@ export interface ApiDependencies {
   activity: ActivityReader;
   /** Bounces, statistics and message sources: further reads of the activity store. */
   bounces: BounceReader;
+  /** The organization's messages' dead letters (the console's recent problems). */
+  deadLetters: DeadLetterReader;
   stats: OutboundStatsReader;
   dumps: MessageDumps;
   /** The organization's webhooks (`/webhooks`): the use case, with its secret key, mode and resolver. */

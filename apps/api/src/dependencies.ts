@@ -6,6 +6,7 @@ import {
   AllowanceCounter,
   ClickHouseActivityReader,
   ClickHouseBounceReader,
+  ClickHouseDeadLetterReader,
   ClickHouseOutboundStatsReader,
   ConsoleSessions,
   consoleUrlFromEnv,
@@ -71,6 +72,7 @@ export function connectApiDependencies(
     bounces: new ClickHouseBounceReader(activityQueries, (organizationId, emails) =>
       suppressions.suppressedAmong(organizationId, emails),
     ),
+    deadLetters: new ClickHouseDeadLetterReader(activityQueries),
     stats: new ClickHouseOutboundStatsReader(activityQueries),
     dumps: new RebuiltMessageDumps(activityQueries, store),
     webhooks: new WebhooksService({

@@ -1,4 +1,4 @@
-import type { TopicNames } from '@sendline/infra';
+import { deadLetterTopicOf, type TopicNames } from '@sendline/infra';
 
 /**
  * The projections the projector runs: which views, from which topics, under which consumer groups. How each
@@ -6,8 +6,14 @@ import type { TopicNames } from '@sendline/infra';
  */
 
 /** The views the projector keeps, each from its topic. */
-export type ProjectionName = 'accounts' | 'suppressions' | 'allowance' | 'activity';
-export const PROJECTIONS: readonly ProjectionName[] = ['accounts', 'suppressions', 'allowance', 'activity'];
+export type ProjectionName = 'accounts' | 'suppressions' | 'allowance' | 'activity' | 'deadLetters';
+export const PROJECTIONS: readonly ProjectionName[] = [
+  'accounts',
+  'suppressions',
+  'allowance',
+  'activity',
+  'deadLetters',
+];
 /** The views kept in Redis: each keeps its position with its data (`<ns>:positions:<view>`). */
 export const REDIS_PROJECTIONS: readonly ProjectionName[] = ['accounts', 'suppressions', 'allowance'];
 
@@ -20,10 +26,13 @@ export function topicsOf(projection: ProjectionName, topics: TopicNames): string
     case 'allowance':
     case 'activity':
       return [topics.messages];
+    case 'deadLetters':
+      // The messages' events a consumer set aside: the organizations' dead letters (ClickHouse, like activity).
+      return [deadLetterTopicOf(topics.messages), deadLetterTopicOf(topics.deliveryRetries)];
   }
 }
 
-/** The consumer group of a projection: `projector-accounts`, `projector-suppressions`, `projector-allowance`, `projector-activity`. */
+/** The consumer group of a projection: `projector-accounts`, `projector-suppressions`, …, `projector-deadLetters`. */
 export function groupOf(projection: ProjectionName, prefix = 'projector'): string {
   return `${prefix}-${projection}`;
 }

@@ -5,6 +5,8 @@ import {
   allowanceHandler,
   AllowanceView,
   ClickHouseActivityWriter,
+  deadLettersHandler,
+  deadLetterTopicConfig,
   positionsKeyOf,
   suppressionsHandler,
   SuppressionView,
@@ -111,6 +113,8 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
           },
         });
         return activityHandler(writer);
+      case 'deadLetters':
+        return deadLettersHandler(options.clickhouse, options.database);
     }
   };
 
@@ -181,6 +185,11 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
   };
 
   try {
+    if (projections.includes('deadLetters')) {
+      // The dead-letter topics exist once a consumer of their topic started; the projector may start first.
+      const { messages, deliveryRetries } = options.store.topics;
+      await options.store.ensureTopics([messages, deliveryRetries].map(deadLetterTopicConfig));
+    }
     for (const projection of projections) {
       const groupId = groupOf(projection, options.groupPrefix);
       groups[projection] = groupId;

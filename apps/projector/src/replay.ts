@@ -4,6 +4,7 @@ import {
   rebuildAccounts,
   rebuildActivity,
   rebuildAllowance,
+  rebuildDeadLetters,
   rebuildSuppressions,
   type ClickHouseClient,
   type ConsumedEvent,
@@ -210,6 +211,12 @@ function rebuildableView(view: ReplayableView, options: ReplayOptions, id: strin
     const { clickhouse, database } = options;
     if (!clickhouse || !database) throw new Error('replaying activity needs options.clickhouse and options.database');
     return rebuildActivity(clickhouse, database, id, options.now);
+  }
+  if (view === 'deadLetters') {
+    const { clickhouse, database } = options;
+    if (!clickhouse || !database)
+      throw new Error('replaying deadLetters needs options.clickhouse and options.database');
+    return rebuildDeadLetters(clickhouse, database, id);
   }
   const redis = options.redis;
   if (!redis) throw new Error(`replaying ${view} needs options.redis`);

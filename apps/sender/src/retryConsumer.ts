@@ -92,7 +92,7 @@ export async function startRetryConsumer(options: RetryConsumerOptions): Promise
     await producer.send({
       topic: deadLetterTopicOf(topic),
       acks: -1,
-      messages: [deadLetterRecord(topic, message, error, 1)],
+      messages: [deadLetterRecord(topic, message, error, 1, options.groupId)],
     });
   };
 

@@ -153,7 +153,7 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
     producer.send({
       topic: deadLetterTopicOf(topic),
       acks: -1,
-      messages: [deadLetterRecord(topic, message, error, 1)],
+      messages: [deadLetterRecord(topic, message, error, 1, options.groupId)],
     });
 
   /** Runs an attempt in its endpoint's turn; an attempt that throws (Kafka or Redis away) is tried again later. */

@@ -130,12 +130,16 @@ export function deadLetterTopicConfig(topic: string): ITopicConfig {
   };
 }
 
-/** The record that carries a failed message to its dead-letter topic: the original key and value, the error in headers. */
+/**
+ * The record that carries a failed message to its dead-letter topic: the original key and value, the error, the
+ * attempts, where it came from and the consumer group that gave up on it in headers.
+ */
 export function deadLetterRecord(
   sourceTopic: string,
   message: KafkaMessage,
   error: unknown,
   attempts: number,
+  groupId: string,
 ): Message {
   return {
     key: message.key,
@@ -147,6 +151,7 @@ export function deadLetterRecord(
       'dead-letter-attempts': String(attempts),
       'dead-letter-source-topic': sourceTopic,
       'dead-letter-source-offset': message.offset,
+      'dead-letter-group': groupId,
     },
   };
 }

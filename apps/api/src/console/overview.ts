@@ -1,5 +1,5 @@
 import { allowancePeriod } from '@sendline/domain';
-import { BOUNCE_KINDS, type BounceKind } from '@sendline/infra';
+import { BOUNCE_KINDS, type BounceKind, type DeadLetter } from '@sendline/infra';
 import type { Api, ApiDependencies } from '../context';
 import { memberOf } from './session';
 
@@ -13,6 +13,13 @@ const PROBLEM_KIND: Record<BounceKind, 'HardBounce' | 'SoftBounce' | 'PolicyReje
   PolicyRejected: 'PolicyRejected',
 };
 
+/** A dead letter in words: who set it aside, after how many attempts, and why. */
+export function deadLetterDetail(letter: DeadLetter): string {
+  const by = letter.consumerGroup ? ` by ${letter.consumerGroup}` : '';
+  const attempts = letter.attempts > 0 ? ` after ${letter.attempts} attempt${letter.attempts === 1 ? '' : 's'}` : '';
+  return `${letter.eventType} set aside${by}${attempts}: ${letter.error || letter.errorCode || 'no error recorded'}`;
+}
+
 /** The 30 UTC days ending today, oldest first, as `YYYY-MM-DD`. */
 export function lastDays(now: number, count = OVERVIEW_DAYS): string[] {
   const today = Math.floor(now / DAY_MS);
@@ -22,7 +29,9 @@ export function lastDays(now: number, count = OVERVIEW_DAYS): string[] {
 /**
  * The Overview page: this month's allowance (the counter the send path reserves against), the last 30 days per day
  * (sent, delivered, bounced, deferred: the activity store's statistics, as GET /stats/outbound counts them), and the
- * newest recipient failures (the bounce search of GET /bounces). Every role reads it.
+ * newest problems: recipient failures (the bounce search of GET /bounces) and the organization's dead letters (an
+ * event of its messages that a consumer set aside, e.g. a delivery failure the sender could not classify), newest
+ * first. Every role reads it.
  */
 export function overviewPage(deps: ApiDependencies) {
   return async function (api: Api): Promise<void> {
@@ -32,13 +41,34 @@ export function overviewPage(deps: ApiDependencies) {
       const period = allowancePeriod(now);
       const days = lastDays(now);
       const filters = { fromDate: Date.parse(`${days[0]}T00:00:00.000Z`), toDate: now };
-      const [record, used, sent, outcomes, problems] = await Promise.all([
+      const [record, used, sent, outcomes, bounces, deadLetters] = await Promise.all([
         deps.accounts.organization(organization.id),
         deps.allowance.used(organization.id, period),
         deps.stats.sentByDay(organization.id, filters),
         deps.stats.eventsByDay(organization.id, ['Delivered', 'Deferred', ...BOUNCE_KINDS], filters),
         deps.bounces.search(organization.id, { count: OVERVIEW_PROBLEMS, offset: 0 }),
+        deps.deadLetters.recent(organization.id, OVERVIEW_PROBLEMS),
       ]);
+      const problems = [
+        ...bounces.bounces.map((bounce) => ({
+          at: bounce.bouncedAt,
+          kind: PROBLEM_KIND[bounce.kind],
+          recipient: bounce.recipient,
+          messageId: bounce.messageId,
+          subject: bounce.subject,
+          detail: bounce.smtpResponse || bounce.summary,
+        })),
+        ...deadLetters.map((letter) => ({
+          at: letter.deadAt,
+          kind: 'DeadLetter' as const,
+          recipient: '',
+          messageId: letter.messageId,
+          subject: letter.subject,
+          detail: deadLetterDetail(letter),
+        })),
+      ]
+        .sort((a, b) => b.at - a.at)
+        .slice(0, OVERVIEW_PROBLEMS);
       const sentOn = new Map(sent.map((day) => [day.date, day.sent]));
       const outcomesOn = new Map(outcomes.map((day) => [day.date, day.counts]));
       return {
@@ -53,14 +83,7 @@ export function overviewPage(deps: ApiDependencies) {
             deferred: counts?.Deferred ?? 0,
           };
         }),
-        problems: problems.bounces.map((bounce) => ({
-          at: bounce.bouncedAt,
-          kind: PROBLEM_KIND[bounce.kind],
-          recipient: bounce.recipient,
-          messageId: bounce.messageId,
-          subject: bounce.subject,
-          detail: bounce.smtpResponse || bounce.summary,
-        })),
+        problems,
       };
     });
   };

@@ -98,7 +98,7 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
     context.producer.sendRecord({
       topic: deadLetterTopicOf(topic),
       acks: -1,
-      messages: [deadLetterRecord(topic, message, error, attempts)],
+      messages: [deadLetterRecord(topic, message, error, attempts, options.groupId)],
     });
 
   // A handler that keeps its position with its data (a Redis view) is where each partition resumes: right after

@@ -5,7 +5,7 @@ import { utcDay } from './rows';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The tables of the activity store that are partitioned by day. */
-export const ACTIVITY_TABLES = ['messages', 'message_events'] as const;
+export const ACTIVITY_TABLES = ['messages', 'message_events', 'dead_letters'] as const;
 
 export interface DroppedPartition {
   table: string;
@@ -14,7 +14,7 @@ export interface DroppedPartition {
 }
 
 /**
- * The retention sweep: drops the day partitions of `messages` and `message_events`
+ * The retention sweep: drops the day partitions of `messages`, `message_events` and `dead_letters`
  * whose whole day is older than `retentionDays` at `now` (epoch ms), i.e. every day
  * before the UTC day of `now - retentionDays`. A message is kept at least
  * `retentionDays` and at most one day more; a partition drop is instant and leaves
