@@ -27,7 +27,7 @@ import {
   sqlString,
   type ActivityFilters,
 } from '@sendline/infra';
-import { createTestOrganization } from '../test/support/api';
+import { createTestOrganization, ensureTestSystemOrganization } from '../test/support/api';
 import { BUDGET_BYTES, buildConsole, DIST, kB } from '../apps/console/scripts/build';
 
 loadLocalServicesEnv();
@@ -123,11 +123,57 @@ async function pageLoads() {
     }
     console.log(`\nfirst page interactive (cold cache, loopback, headless chromium, ${LOADS} loads each):`);
     console.table(rows);
+    await signInAnswers(origin, connected.deps, org);
   } finally {
     await browser.close();
     await app.close();
     await connected.disconnect();
   }
+}
+
+/**
+ * How long "send me a sign-in link" takes to answer for a member (a token issued and a message accepted, both after
+ * the answer) and for a stranger (nothing to send): the same answer, and about the same time, so neither tells
+ * who is a member. 8 of each, alternated, fresh addresses (the per-address limit is 5 per 15 minutes; the
+ * per-client one, 20, allows one run per 15 minutes from this machine).
+ */
+async function signInAnswers(
+  origin: string,
+  deps: Parameters<typeof createTestOrganization>[0],
+  org: Awaited<ReturnType<typeof createTestOrganization>>,
+) {
+  await ensureTestSystemOrganization(deps);
+  const times: Record<'member' | 'stranger', number[]> = { member: [], stranger: [] };
+  for (let i = 0; i < 8; i++) {
+    const member = `bench-signin-${randomUUID().slice(0, 8)}@example.net`;
+    await org.service.addMember(org.organizationId, member, 'viewer');
+    for (const [who, email] of [
+      ['member', member],
+      ['stranger', `bench-stranger-${randomUUID().slice(0, 8)}@example.net`],
+    ] as const) {
+      const started = performance.now();
+      const answer = await fetch(`${origin}/console/api/sign-in/link`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email }),
+      });
+      await answer.text();
+      if (answer.status === 429) {
+        console.log('\nsign-in link answers: rate limited (one run per 15 minutes from this machine); not measured');
+        return;
+      }
+      if (answer.status !== 200) throw new Error(`sign-in link answered ${answer.status}`);
+      times[who].push(performance.now() - started);
+    }
+  }
+  console.log('\n"send me a sign-in link" answered (8 each, alternated):');
+  console.table(
+    (['member', 'stranger'] as const).map((who) => ({
+      who,
+      median: `${percentile(times[who], 50).toFixed(1)} ms`,
+      worst: `${Math.max(...times[who]).toFixed(1)} ms`,
+    })),
+  );
 }
 
 /** 1,000,000 messages of one organization over the last 29 days, written by ClickHouse itself (INSERT … SELECT). */

@@ -42,12 +42,22 @@ export interface ConsoleMember {
   organization: { id: string; name: string };
 }
 
-export type LinkRequest = { ok: true } | { ok: false; retryAfterSeconds: number };
+export type LinkRequest =
+  | {
+      ok: true;
+      /**
+       * The links being sent (none for a stranger): the answer does not wait for them, so it takes as long for a
+       * member as for a stranger. Never rejects unhandled: a caller that wants the failure (a log) catches it.
+       */
+      sent: Promise<{ organizationId: string; messageId: string }[]>;
+    }
+  | { ok: false; retryAfterSeconds: number };
 
 /**
  * Passwordless sign-in. `requestLink` answers the same for a member and a stranger (no account enumeration): it
  * counts the request against the address's and the client's limits, and only then, for each organization the
- * address is a member of, issues a one-time token and sends its link as system mail. `redeem` uses the token up
+ * address is a member of, issues a one-time token and sends its link as system mail — after answering, so the
+ * answer's time does not tell a member (a token and a Kafka append) from a stranger (one lookup) either. `redeem` uses the token up
  * and opens a session; `member` resolves a session on each request, so a removed member is signed out and a
  * changed role applies at once.
  */
@@ -74,8 +84,9 @@ export class ConsoleSignIn {
     for (const limit of [perAddress, perClient]) {
       if (!limit.allowed) return { ok: false, retryAfterSeconds: limit.retryAfterSeconds };
     }
-    await this.sendLinks(email);
-    return { ok: true };
+    const sent = this.sendLinks(email);
+    sent.catch(() => undefined);
+    return { ok: true, sent };
   }
 
   /** One link per organization `email` is a member of (none for a stranger). */

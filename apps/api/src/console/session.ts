@@ -80,6 +80,9 @@ export function sessionRoutes(services: ConsoleServices) {
             { 'Retry-After': String(answer.retryAfterSeconds) },
           );
         }
+        // Sent after the answer (same time for a member and a stranger); a link that could not be sent is logged,
+        // never told to the asker (that would tell them the address is a member).
+        answer.sent.catch((error: unknown) => request.log.error({ err: error }, 'a sign-in link was not sent'));
         return { Message: LINK_SENT };
       },
     );
