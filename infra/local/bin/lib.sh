@@ -12,4 +12,10 @@ ensure_dependencies() {
   fi
 }
 
-services_running() { bash infra/local/bin/infra status 2>/dev/null | grep -q ' up '; }
+# The status is read whole first: `status | grep -q` under pipefail failed whenever grep stopped reading at the first
+# match (SIGPIPE), so `npm test` took running services for stopped ones and stopped them at its end.
+services_running() {
+  local status
+  status=$(bash infra/local/bin/infra status 2>/dev/null || true)
+  grep -q ' up ' <<<"$status"
+}
