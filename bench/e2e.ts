@@ -31,21 +31,27 @@ import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
   AccountsView,
+  composeMessage,
   createRedis,
   decodeBatch,
   decodedEvents,
+  DkimKeys,
   dkimRecordsFromMap,
   dkimRecordValue,
   EventStore,
   loadLocalServicesEnv,
   scanKeys,
+  secretKeyFromEnv,
   serviceAddresses,
+  signMessage,
   TestMailServer,
   topicConfigs,
 } from '@sendline/infra';
 import { positionNewGroup, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
 import { createTestOrganization } from '../test/support/api';
+import type { MessageAcceptedData } from '@sendline/domain';
 import { cpuBySteps, perMessage } from './cpuSteps';
+import { composeAndSignLoop, presignedToSink, type ReferenceRow } from './references';
 import { PROFILE_FLAGS, waitForHttp } from './support';
 
 const PHASE_S = Number(process.env.BENCH_PHASE_S ?? 15);
@@ -358,6 +364,44 @@ async function main(): Promise<void> {
       );
     }
 
+    // References, in the same run: the floor of the CPU work and of the SMTP side (bench/references.ts).
+    const referenceMessage = (i: number) =>
+      ({
+        messageId: randomUUID(),
+        from: { email: `bench@${org.domain}`, name: 'Bench' },
+        to: [{ email: `ref${i}@bench.example.net` }],
+        cc: [],
+        bcc: [],
+        replyTo: [],
+        subject: `Receipt ${i}`,
+        textBody: 'Thank you for your order. '.repeat(8),
+        headers: [{ name: 'X-PM-Tag', value: 'bench' }],
+        attachments: [],
+        activeRecipients: [`ref${i}@bench.example.net`],
+        submittedAt: Date.now(),
+      }) as unknown as MessageAcceptedData;
+    const signingKey = await new DkimKeys(accounts, secretKeyFromEnv()).keyFor(
+      org.organizationId,
+      `bench@${org.domain}`,
+    );
+    const flat = results.at(-1)!;
+    const references: ReferenceRow[] = [
+      {
+        reference: `the sender, ${flat.phase} (above)`,
+        messages: Number(String(flat.delivered).split('/')[0]),
+        'messages/s': flat['delivered/s'],
+        'CPU ms/msg': flat.sender,
+        note: 'API → Kafka → sender → mail server, DKIM and STARTTLS',
+      },
+      await composeAndSignLoop(referenceMessage, signingKey, 2000),
+    ];
+    const presigned = [];
+    for (let i = 0; i < 3000; i++) {
+      const message = referenceMessage(i);
+      presigned.push({ message, raw: signMessage(await composeMessage(message), signingKey) });
+    }
+    references.push(await presignedToSink(mailPort, presigned, { poolSize: 24, concurrency: 200 }));
+
     console.log(
       `\nbench:e2e — API → Kafka → sender → SMTP (STARTTLS; DKIM-signed, every 10th verified) on loopback, ` +
         `${PHASE_S}s per phase, ` +
@@ -370,6 +414,8 @@ async function main(): Promise<void> {
       console.log('sender: CPU ms per delivered message, per step (its V8 profile, bench/cpuSteps.ts)');
       console.table(stepCpu.filter((row) => row.phase !== 'warm-up'));
     }
+    console.log('references, same run (bench/references.ts)');
+    console.table(references);
     console.log(
       `mail server: ${mailCounts.received} messages received; DKIM checked on ${mailCounts.dkimChecked}, ` +
         `${mailCounts.dkimFailures} of them without a passing signature`,
