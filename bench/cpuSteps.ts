@@ -50,8 +50,10 @@ export function cpuBySteps(path: string): Record<string, number> {
     else if (leaf === '(program)') step = 'program';
     else {
       const urls: string[] = [];
-      for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
-        urls.push(byId.get(at)!.callFrame.url);
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const { functionName, url } = byId.get(at)!.callFrame;
+        urls.push(`${functionName}@${url}`);
+      }
       step = STEPS.find(([, pattern]) => urls.some((url) => pattern.test(url)))?.[0] ?? 'other (node, timers, logs)';
     }
     stepOf.set(id, step);

@@ -68,6 +68,21 @@ function cpuByPid(): Map<number, number> {
   return cpu;
 }
 
+/** Stops what the benchmark started: Postfix (`postfix stop`), then OpenDKIM by the pid it wrote. */
+function stop(): void {
+  try {
+    run('postfix', ['stop']);
+  } catch {
+    // not running
+  }
+  try {
+    const pid = Number(readFileSync('/run/opendkim/bench.pid', 'utf8').trim());
+    if (pid > 0) process.kill(pid, 'SIGTERM');
+  } catch {
+    // not running
+  }
+}
+
 export interface PostfixPeerOptions {
   /** The bench's mail server. */
   relayPort: number;
@@ -131,6 +146,8 @@ export async function postfixReference(options: PostfixPeerOptions): Promise<Ref
     smtputf8_enable: 'no',
     maillog_file: '/var/log/postfix-bench.log',
   };
+  // Debian's "No configuration" leaves no main.cf: the benchmark's settings are all there is.
+  if (!existsSync('/etc/postfix/main.cf')) writeFileSync('/etc/postfix/main.cf', '');
   run('postconf', ['-e', ...Object.entries(main).map(([name, value]) => `${name}=${value}`)]);
   // smtpd on a loopback port of its own instead of port 25; no chroot (nothing copied into the spool).
   run('postconf', ['-M#', 'smtp/inet']);
@@ -138,7 +155,12 @@ export async function postfixReference(options: PostfixPeerOptions): Promise<Ref
   run('postconf', ['-F', '*/*/chroot=n']);
 
   run('opendkim', ['-x', '/etc/opendkim/bench.conf']);
-  run('postfix', ['start']);
+  try {
+    run('postfix', ['start']);
+  } catch (error) {
+    stop();
+    throw error;
+  }
   const delivery = new SmtpDelivery(new RelayRouter('127.0.0.1', SMTPD_PORT), {
     heloName: 'bench.sendline.test',
     poolSize: options.concurrency,
@@ -179,8 +201,6 @@ export async function postfixReference(options: PostfixPeerOptions): Promise<Ref
     };
   } finally {
     delivery.close();
-    run('postfix', ['stop']);
-    const pid = Number(readFileSync('/run/opendkim/bench.pid', 'utf8').trim());
-    if (pid > 0) process.kill(pid, 'SIGTERM');
+    stop();
   }
 }
