@@ -406,7 +406,7 @@ async function main(): Promise<void> {
     const presigned = [];
     for (let i = 0; i < 3000; i++) {
       const message = referenceMessage(i);
-      presigned.push({ message, raw: signMessage(await composeMessage(message), signingKey) });
+      presigned.push({ message, raw: await signMessage(await composeMessage(message), signingKey) });
     }
     references.push(await presignedToSink(mailPort, presigned, { poolSize: 24, concurrency: 200 }));
     if (process.env.BENCH_PEER === 'postfix') {
@@ -431,8 +431,12 @@ async function main(): Promise<void> {
         `${new Date().toISOString()}`,
     );
     console.table(results);
-    console.log('sender: mean wall ms a message spent in each step (apps/sender/src/steps.ts)');
-    console.table(stepTimes.filter((row) => row.phase !== 'warm-up'));
+    // Printed when the sender reports where a message's time went, step by step (its stats' `steps`).
+    const stepped = stepTimes.filter((row) => row.phase !== 'warm-up' && Object.keys(row).length > 1);
+    if (stepped.length > 0) {
+      console.log('sender: mean wall ms a message spent in each step');
+      console.table(stepped);
+    }
     if (stepCpu.length > 0) {
       console.log('sender: CPU ms per delivered message, per step (its V8 profile, bench/cpuSteps.ts)');
       console.table(stepCpu.filter((row) => row.phase !== 'warm-up'));
