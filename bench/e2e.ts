@@ -21,7 +21,12 @@
  * whatever the answers do), then the highest sustainable rate: the API driven as fast as it accepts
  * (batches of 50 on 8 connections); the sender's delivered/s there is the rate it sustains.
  *
- * BENCH_PHASE_S (15), BENCH_RATES ("200,1000"), BENCH_PROFILE (a folder: CPU profiles of the processes).
+ * BENCH_PHASE_S (15), BENCH_RATES ("200,1000"), BENCH_PROFILE (a folder: CPU profiles of the processes, and the
+ * sender's CPU per step from its profile: bench/cpuSteps.ts), BENCH_FLAT_OUT=0 (no flat-out phase), BENCH_PEER=postfix
+ * (Postfix + OpenDKIM as a reference: bench/postfix.ts; installs Debian's packages when missing).
+ *
+ * After the phases, references measured in the same run (bench/references.ts) are printed in one table beside the
+ * sender's figures: compose + DKIM-sign in a loop, nodemailer's pool sending pre-signed messages to the mail server.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -30,20 +35,28 @@ import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
   AccountsView,
+  composeMessage,
   createRedis,
   decodeBatch,
   decodedEvents,
+  DkimKeys,
   dkimRecordsFromMap,
   dkimRecordValue,
   EventStore,
   loadLocalServicesEnv,
   scanKeys,
+  secretKeyFromEnv,
   serviceAddresses,
+  signMessage,
   TestMailServer,
   topicConfigs,
 } from '@sendline/infra';
 import { positionNewGroup, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
 import { createTestOrganization } from '../test/support/api';
+import type { MessageAcceptedData } from '@sendline/domain';
+import { cpuBySteps, perMessage } from './cpuSteps';
+import { postfixReference } from './postfix';
+import { composeAndSignLoop, presignedToSink, type ReferenceRow } from './references';
 import { PROFILE_FLAGS, waitForHttp } from './support';
 
 const PHASE_S = Number(process.env.BENCH_PHASE_S ?? 15);
@@ -145,6 +158,8 @@ async function main(): Promise<void> {
 
   /** A sender process on consumer groups of its own that start at the topics' ends (each phase gets a fresh one). */
   let senders = 0;
+  /** What each sender said when it stopped (its stats: where a message's time went, step by step). */
+  const stoppedStats = new Map<ChildProcess, { steps?: Record<string, number> }>();
   const startSender = async (): Promise<ChildProcess> => {
     const config: SenderConfig = {
       ...senderConfigFromEnv({}),
@@ -163,6 +178,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('the sender did not start')), 60_000);
       createInterface({ input: sender.stdout! }).on('line', (line) => {
+        if (line.startsWith('stopped ')) stoppedStats.set(sender, JSON.parse(line.slice('stopped '.length)));
         if (line === 'ready') {
           clearTimeout(timer);
           resolve();
@@ -175,7 +191,8 @@ async function main(): Promise<void> {
     if (p.exitCode !== null || p.signalCode !== null) return;
     const exited = new Promise((resolve) => p.once('exit', resolve));
     p.kill('SIGTERM');
-    const timer = setTimeout(() => p.kill('SIGKILL'), 5000);
+    // Writing a CPU profile at exit takes a few seconds more.
+    const timer = setTimeout(() => p.kill('SIGKILL'), process.env.BENCH_PROFILE ? 30_000 : 5000);
     await exited;
     clearTimeout(timer);
   };
@@ -270,7 +287,10 @@ async function main(): Promise<void> {
         '/email/batch',
         Array.from({ length: size }, () => body(counter++)),
       )) as { MessageID?: string; ErrorCode: number }[] | undefined;
-      for (const item of answer ?? []) if (item.MessageID && item.ErrorCode === 0) ids.push(item.MessageID);
+      // An answer that is no list (a 503 while the API is saturated) counts as an HTTP error, not a crash.
+      for (const item of Array.isArray(answer) ? answer : []) {
+        if (item.MessageID && item.ErrorCode === 0) ids.push(item.MessageID);
+      }
     };
 
     /** Open loop: `rate` messages per second for `seconds`, single sends leaving on schedule. */
@@ -309,11 +329,20 @@ async function main(): Promise<void> {
       }
       const [apiCpu, senderCpu, mailCpu] = [cpuMs(api), cpuMs(sender), cpuMs(mail)].map((ms, i) => ms - cpuBefore[i]!);
       await stopProcess(sender);
+      await new Promise((resolve) => setImmediate(resolve));
+      stepTimes.push({ phase: name, ...stoppedStats.get(sender)?.steps });
+      const profileDir = process.env.BENCH_PROFILE;
+      // The main thread's profile (`CPU.<date>.<time>.<pid>.0.<n>.cpuprofile`; tsx's loader thread writes `.1.`).
+      const profile =
+        profileDir &&
+        readdirSync(profileDir).find((file) => file.split('.')[3] === String(sender.pid) && file.split('.')[4] === '0');
       const delivered = ids.filter((id) => deliveredAt.has(id) && acceptedAt.has(id));
       const latencies = delivered.map((id) => deliveredAt.get(id)! - acceptedAt.get(id)!).sort((a, b) => a - b);
       const lastDelivery = Math.max(...delivered.map((id) => deliveredAt.get(id)!));
       const span = (lastDelivery - startedAt) / 1000;
-      const perMessage = (ms: number, count: number) => (count > 0 ? (ms / count).toFixed(1) : '-');
+      if (profile)
+        stepCpu.push({ phase: name, ...perMessage(cpuBySteps(`${profileDir}/${profile}`), delivered.length) });
+      const perMessage1 = (ms: number, count: number) => (count > 0 ? (ms / count).toFixed(1) : '-');
       return {
         phase: name,
         offered,
@@ -323,21 +352,78 @@ async function main(): Promise<void> {
         'p50 ms': percentile(latencies, 50),
         'p99 ms': percentile(latencies, 99),
         'http errors': httpErrors - errorsBefore,
-        'CPU ms/msg api': perMessage(apiCpu!, ids.length),
-        sender: perMessage(senderCpu!, delivered.length),
-        'mail server': perMessage(mailCpu!, delivered.length),
+        'CPU ms/msg api': perMessage1(apiCpu!, ids.length),
+        sender: perMessage1(senderCpu!, delivered.length),
+        'mail server': perMessage1(mailCpu!, delivered.length),
       };
     };
 
+    const stepTimes: Record<string, unknown>[] = [];
+    const stepCpu: Record<string, unknown>[] = [];
     // Warm-up (JIT, connections, schema ids), not reported.
     await measure('warm-up', '100/s', (ids) => openLoop(100, 3, ids), 5);
     const results = [];
     for (const rate of RATES) {
       results.push(await measure(`${rate} msg/s`, `${rate}/s single`, (ids) => openLoop(rate, PHASE_S, ids)));
     }
-    results.push(
-      await measure('highest sustainable', 'as fast as accepted (batches of 50)', (ids) => flatOut(PHASE_S, ids)),
+    if (process.env.BENCH_FLAT_OUT !== '0') {
+      results.push(
+        await measure('highest sustainable', 'as fast as accepted (batches of 50)', (ids) => flatOut(PHASE_S, ids)),
+      );
+    }
+
+    // References, in the same run: the floor of the CPU work and of the SMTP side (bench/references.ts).
+    const referenceMessage = (i: number) =>
+      ({
+        messageId: randomUUID(),
+        from: { email: `bench@${org.domain}`, name: 'Bench' },
+        to: [{ email: `ref${i}@bench.example.net` }],
+        cc: [],
+        bcc: [],
+        replyTo: [],
+        subject: `Receipt ${i}`,
+        textBody: 'Thank you for your order. '.repeat(8),
+        headers: [{ name: 'X-PM-Tag', value: 'bench' }],
+        attachments: [],
+        activeRecipients: [`ref${i}@bench.example.net`],
+        submittedAt: Date.now(),
+      }) as unknown as MessageAcceptedData;
+    const signingKey = await new DkimKeys(accounts, secretKeyFromEnv()).keyFor(
+      org.organizationId,
+      `bench@${org.domain}`,
     );
+    const flat = results.at(-1)!;
+    const references: ReferenceRow[] = [
+      {
+        reference: `the sender, ${flat.phase} (above)`,
+        messages: Number(String(flat.delivered).split('/')[0]),
+        'messages/s': flat['delivered/s'],
+        'CPU ms/msg': flat.sender,
+        note: 'API → Kafka → sender → mail server, DKIM and STARTTLS',
+      },
+      await composeAndSignLoop(referenceMessage, signingKey, 2000),
+    ];
+    const presigned = [];
+    for (let i = 0; i < 3000; i++) {
+      const message = referenceMessage(i);
+      presigned.push({ message, raw: await signMessage(await composeMessage(message), signingKey) });
+    }
+    references.push(await presignedToSink(mailPort, presigned, { poolSize: 24, concurrency: 200 }));
+    if (process.env.BENCH_PEER === 'postfix') {
+      const unsigned = [];
+      for (const { message } of presigned) unsigned.push({ message, raw: await composeMessage(message) });
+      references.push(
+        await postfixReference({
+          relayPort: mailPort,
+          domain: org.domain,
+          selector: domainState.dkimSelector,
+          privateKeyPem: signingKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+          messages: unsigned,
+          received: () => mailCounts.received,
+          concurrency: 24,
+        }),
+      );
+    }
 
     console.log(
       `\nbench:e2e — API → Kafka → sender → SMTP (STARTTLS; DKIM-signed, every 10th verified) on loopback, ` +
@@ -345,6 +431,18 @@ async function main(): Promise<void> {
         `${new Date().toISOString()}`,
     );
     console.table(results);
+    // Printed when the sender reports where a message's time went, step by step (its stats' `steps`).
+    const stepped = stepTimes.filter((row) => row.phase !== 'warm-up' && Object.keys(row).length > 1);
+    if (stepped.length > 0) {
+      console.log('sender: mean wall ms a message spent in each step');
+      console.table(stepped);
+    }
+    if (stepCpu.length > 0) {
+      console.log('sender: CPU ms per delivered message, per step (its V8 profile, bench/cpuSteps.ts)');
+      console.table(stepCpu.filter((row) => row.phase !== 'warm-up'));
+    }
+    console.log('references, same run (bench/references.ts)');
+    console.table(references);
     console.log(
       `mail server: ${mailCounts.received} messages received; DKIM checked on ${mailCounts.dkimChecked}, ` +
         `${mailCounts.dkimFailures} of them without a passing signature`,
