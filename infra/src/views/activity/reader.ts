@@ -79,6 +79,21 @@ interface EventRecord {
   summary: string;
 }
 
+/** A message of a page: its id and when it was received (its place in the sorting key). */
+interface PageId {
+  id: string;
+  at: number;
+}
+
+/** The conditions of the messages received at `ms` or later, in the columns the partitions and the index use. */
+function receivedSince(ms: number): string[] {
+  return [
+    `day >= ${sqlString(utcDay(ms))}`,
+    `received_at >= toDateTime(${sqlNumber(Math.floor(ms / 1000))})`,
+    `received_at_ms >= ${sqlNumber(ms)}`,
+  ];
+}
+
 function summaryOf(record: SummaryRecord): MessageSummary {
   return {
     messageId: record.message_id,
@@ -157,8 +172,10 @@ function activityEventsOf(record: EventRecord, activeRecipients: readonly string
 /**
  * The API's view of the activity store. Every query is scoped to one organization
  * and built from escaped literals (ClickHouse 18.16 has no query parameters).
- * Messages are read with FINAL (one row per message, its latest version); the
- * status filter applies after FINAL, since the status is what changes between versions.
+ * A message's versions not merged yet are all rows of `messages`: a search keeps
+ * the latest version of each (what FINAL keeps) without reading the organization's
+ * rows with FINAL, which takes seconds at a million messages; the status, which
+ * changes between versions, is the latest version's.
  */
 export class ClickHouseActivityReader implements ActivityReader {
   private readonly queries: ActivityQueries;
@@ -190,62 +207,139 @@ export class ClickHouseActivityReader implements ActivityReader {
     if (filters.tag) where.push(`tag = ${sqlString(filters.tag)}`);
     if (filters.subject) where.push(`positionCaseInsensitiveUTF8(subject, ${sqlString(filters.subject)}) > 0`);
     if (filters.messageStream) where.push(`message_stream = ${sqlString(filters.messageStream)}`);
-    let outer = '';
+    let statuses: MessageListingStatus[] | undefined;
     if (filters.status) {
-      const statuses = statusesOfFilter(filters.status);
+      statuses = statusesOfFilter(filters.status);
       if (statuses.length === 0) return { total: 0, messages: [] };
-      outer = `WHERE status IN (${statuses.map(sqlString).join(', ')})`;
     }
     const signal = this.queries.deadline();
-    if (!filters.status) return this.listByImmutableFields(organizationId, where, filters, signal);
-    const inner = `SELECT ${SUMMARY_COLUMNS.join(', ')} FROM ${this.db}.messages FINAL WHERE ${where.join(' AND ')}`;
-    const [counted, page] = await Promise.all([
-      this.query<{ total: string }>(`SELECT count() AS total FROM (${inner}) ${outer}`, signal),
-      this.query<SummaryRecord>(
-        `SELECT * FROM (${inner}) ${outer} ORDER BY received_at_ms DESC, message_id DESC ` +
-          `LIMIT ${sqlNumber(Math.max(0, filters.offset))}, ${sqlNumber(Math.max(0, filters.count))}`,
-        signal,
-      ),
+    const offset = Math.max(0, filters.offset);
+    const wanted = offset + Math.max(0, filters.count);
+    const [total, ids] = await Promise.all([
+      this.countMessages(where, statuses, signal),
+      statuses
+        ? this.pageIdsByStatus(where, statuses, wanted, signal)
+        : this.pageIdsByImmutableFields(where, wanted, signal),
     ]);
-    return { total: Number(counted[0]?.total ?? 0), messages: page.map(summaryOf) };
+    const page = ids.slice(offset, wanted);
+    if (page.length === 0) return { total, messages: [] };
+    const messages = await this.readPage(organizationId, page, signal);
+    // A version written since the page's ids were chosen may have moved a message out of the status searched for.
+    return { total, messages: statuses ? messages.filter((m) => statuses.includes(m.status)) : messages };
   }
 
   /**
    * A search on fields a message never changes (everything but the status): no FINAL over the organization's rows,
    * which costs seconds at a million messages. A message's versions share its sorting key, so they are neighbours
-   * in the order: the page is the first `offset + count` distinct ids of a top-N read of two columns, the total a
-   * distinct count, and only the page's rows are read whole, the latest version of each kept (what FINAL keeps).
+   * in the order: the first `wanted` distinct ids of a top-N read of two columns are the page's and those before it.
    */
-  private async listByImmutableFields(
-    organizationId: string,
-    where: string[],
-    filters: ActivityFilters,
-    signal: AbortSignal,
-  ): Promise<{ total: number; messages: MessageSummary[] }> {
+  private async pageIdsByImmutableFields(where: string[], wanted: number, signal: AbortSignal): Promise<PageId[]> {
     const matching = `FROM ${this.db}.messages WHERE ${where.join(' AND ')}`;
-    const offset = Math.max(0, filters.offset);
-    const wanted = offset + Math.max(0, filters.count);
-    const pageIds = async (): Promise<{ id: string; at: number }[]> => {
-      // Versions not merged yet repeat an id: read more until `wanted` distinct ids are in, or the rows run out.
-      for (let limit = wanted + 100; ; limit *= 2) {
-        const rows = await this.query<{ message_id: string; received_at_ms: string }>(
-          `SELECT message_id, received_at_ms ${matching} ORDER BY received_at_ms DESC, message_id DESC ` +
-            `LIMIT ${sqlNumber(limit)}`,
-          signal,
-        );
-        const seen = new Map<string, number>();
-        for (const row of rows) if (!seen.has(row.message_id)) seen.set(row.message_id, Number(row.received_at_ms));
-        if (seen.size >= wanted || rows.length < limit) {
-          return [...seen].slice(offset, wanted).map(([id, at]) => ({ id, at }));
-        }
+    // Versions not merged yet repeat an id: read more until `wanted` distinct ids are in, or the rows run out.
+    for (let limit = wanted + 100; ; limit *= 2) {
+      const rows = await this.query<{ message_id: string; received_at_ms: string }>(
+        `SELECT message_id, received_at_ms ${matching} ORDER BY received_at_ms DESC, message_id DESC ` +
+          `LIMIT ${sqlNumber(limit)}`,
+        signal,
+      );
+      const seen = new Map<string, number>();
+      for (const row of rows) if (!seen.has(row.message_id)) seen.set(row.message_id, Number(row.received_at_ms));
+      if (seen.size >= wanted || rows.length < limit) return [...seen].slice(0, wanted).map(([id, at]) => ({ id, at }));
+    }
+  }
+
+  /**
+   * A status search without FINAL. A message whose latest version has one of `statuses` has a row with it, so the
+   * newest `limit` rows with those statuses (one column read, however stale) reach back to a time `since` that
+   * every newer match is after. Only the messages from `since` on that have such a row are then grouped by id, each
+   * with the status of its latest version: those still in `statuses` are the matches from `since` on, in order.
+   * Too few for the page, and rows remain: twice the rows.
+   */
+  private async pageIdsByStatus(
+    where: string[],
+    statuses: readonly MessageListingStatus[],
+    wanted: number,
+    signal: AbortSignal,
+  ): Promise<PageId[]> {
+    const inStatuses = `IN (${statuses.map(sqlString).join(', ')})`;
+    for (let limit = wanted + 100; ; limit *= 2) {
+      const candidates = await this.query<{ received_at_ms: string }>(
+        `SELECT received_at_ms FROM ${this.db}.messages WHERE ${where.join(' AND ')} AND status ${inStatuses} ` +
+          `ORDER BY received_at_ms DESC LIMIT ${sqlNumber(limit)}`,
+        signal,
+      );
+      const oldest = candidates.at(-1);
+      if (!oldest) return [];
+      const since = [...where, ...receivedSince(Number(oldest.received_at_ms))].join(' AND ');
+      const rows = await this.query<{ message_id: string; received_at_ms: string }>(
+        `SELECT message_id, received_at_ms FROM (` +
+          `SELECT message_id, received_at_ms, argMax(status, version) AS latest FROM ${this.db}.messages ` +
+          `WHERE ${since} AND message_id IN (SELECT message_id FROM ${this.db}.messages WHERE ${since} ` +
+          `AND status ${inStatuses}) GROUP BY received_at_ms, message_id` +
+          `) WHERE latest ${inStatuses} ORDER BY received_at_ms DESC, message_id DESC LIMIT ${sqlNumber(wanted)}`,
+        signal,
+      );
+      if (rows.length >= wanted || candidates.length < limit) {
+        return rows.map((row) => ({ id: row.message_id, at: Number(row.received_at_ms) }));
       }
+    }
+  }
+
+  /**
+   * How many messages match `where` (and, given `statuses`, whose latest version has one of them), without FINAL.
+   * A day (a partition) whose rows are one merged part holds one row per message (ReplacingMergeTree keeps the
+   * latest version when it merges): its rows are counted as they are. Only the other days (recent ones, whose
+   * versions are not merged yet) are grouped by message. If a counted day's parts changed meanwhile (a new version
+   * written), the count is done again; after three tries every day is grouped.
+   */
+  private async countMessages(
+    where: string[],
+    statuses: readonly MessageListingStatus[] | undefined,
+    signal: AbortSignal,
+  ): Promise<number> {
+    const matching = `FROM ${this.db}.messages WHERE ${where.join(' AND ')}`;
+    const inStatuses = statuses && `IN (${statuses.map(sqlString).join(', ')})`;
+    const count = async (merged: Map<string, string>): Promise<number> => {
+      const days = [...merged.keys()].map(sqlString).join(', ');
+      const [plain, grouped] = await Promise.all([
+        merged.size === 0
+          ? []
+          : this.query<{ total: string }>(
+              `SELECT count() AS total ${matching} AND day IN (${days})${inStatuses ? ` AND status ${inStatuses}` : ''}`,
+              signal,
+            ),
+        this.query<{ total: string }>(
+          inStatuses
+            ? `SELECT count() AS total FROM (SELECT argMax(status, version) AS latest ${matching}` +
+                `${merged.size ? ` AND day NOT IN (${days})` : ''} GROUP BY message_id) WHERE latest ${inStatuses}`
+            : `SELECT uniqExact(message_id) AS total ${matching}${merged.size ? ` AND day NOT IN (${days})` : ''}`,
+          signal,
+        ),
+      ]);
+      return Number(plain[0]?.total ?? 0) + Number(grouped[0]?.total ?? 0);
     };
-    const [counted, page] = await Promise.all([
-      this.query<{ total: string }>(`SELECT uniqExact(message_id) AS total ${matching}`, signal),
-      pageIds(),
-    ]);
-    const total = Number(counted[0]?.total ?? 0);
-    if (page.length === 0) return { total, messages: [] };
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const merged = await this.mergedDays(signal);
+      const total = await count(merged);
+      const after = await this.mergedDays(signal);
+      if ([...merged].every(([day, part]) => after.get(day) === part)) return total;
+    }
+    return count(new Map());
+  }
+
+  /** The days of `messages` held in one merged part (level above 0: a merge's result), each with its part's name. */
+  private async mergedDays(signal: AbortSignal): Promise<Map<string, string>> {
+    const rows = await this.query<{ day: string; part: string }>(
+      `SELECT toString(min(min_date)) AS day, any(name) AS part FROM system.parts ` +
+        `WHERE database = ${sqlString(this.db)} AND table = 'messages' AND active ` +
+        `GROUP BY partition HAVING count() = 1 AND min(level) > 0 AND min(min_date) = max(max_date)`,
+      signal,
+    );
+    return new Map(rows.map((row) => [row.day, row.part]));
+  }
+
+  /** The page's rows read whole, by their ids and times: the latest version of each (what FINAL keeps), in order. */
+  private async readPage(organizationId: string, page: PageId[], signal: AbortSignal): Promise<MessageSummary[]> {
     const ats = page.map((entry) => entry.at);
     const rows = await this.query<SummaryRecord & { version: string }>(
       `SELECT ${SUMMARY_COLUMNS.join(', ')}, version FROM ${this.db}.messages ` +
@@ -262,11 +356,10 @@ export class ClickHouseActivityReader implements ActivityReader {
       const kept = latest.get(row.message_id);
       if (!kept || BigInt(row.version) >= BigInt(kept.version)) latest.set(row.message_id, row);
     }
-    const messages = page.flatMap((entry) => {
+    return page.flatMap((entry) => {
       const row = latest.get(entry.id);
       return row ? [summaryOf(row)] : [];
     });
-    return { total, messages };
   }
 
   async details(organizationId: string, messageId: string): Promise<MessageDetails | null> {
