@@ -85,14 +85,22 @@ interface PageId {
   at: number;
 }
 
-/** The conditions of the messages received at `ms` or later, in the columns the partitions and the index use. */
-function receivedSince(ms: number): string[] {
-  return [
-    `day >= ${sqlString(utcDay(ms))}`,
-    `received_at >= toDateTime(${sqlNumber(Math.floor(ms / 1000))})`,
-    `received_at_ms >= ${sqlNumber(ms)}`,
-  ];
+/**
+ * The rows of these messages (every version), by their sorting key: only their days' partitions and the index's
+ * granules holding their times are read, wherever the messages are in the organization's history.
+ */
+function byKey(organizationId: string, messages: readonly PageId[]): string {
+  const days = new Set(messages.map((m) => sqlString(utcDay(m.at))));
+  const seconds = new Set(messages.map((m) => `toDateTime(${sqlNumber(Math.floor(m.at / 1000))})`));
+  return (
+    `organization_id = ${sqlString(organizationId)} AND day IN (${[...days].join(', ')}) ` +
+    `AND received_at IN (${[...seconds].join(', ')}) ` +
+    `AND message_id IN (${messages.map((m) => sqlString(m.id)).join(', ')})`
+  );
 }
+
+/** Messages read by key in one query: their ids and times stay well under ClickHouse's 256 KiB of query text. */
+const KEYS_PER_QUERY = 2000;
 
 function summaryOf(record: SummaryRecord): MessageSummary {
   return {
@@ -218,7 +226,7 @@ export class ClickHouseActivityReader implements ActivityReader {
     const [total, ids] = await Promise.all([
       this.countMessages(where, statuses, signal),
       statuses
-        ? this.pageIdsByStatus(where, statuses, wanted, signal)
+        ? this.pageIdsByStatus(organizationId, where, statuses, wanted, signal)
         : this.pageIdsByImmutableFields(where, wanted, signal),
     ]);
     const page = ids.slice(offset, wanted);
@@ -250,38 +258,46 @@ export class ClickHouseActivityReader implements ActivityReader {
 
   /**
    * A status search without FINAL. A message whose latest version has one of `statuses` has a row with it, so the
-   * newest `limit` rows with those statuses (one column read, however stale) reach back to a time `since` that
-   * every newer match is after. Only the messages from `since` on that have such a row are then grouped by id, each
-   * with the status of its latest version: those still in `statuses` are the matches from `since` on, in order.
-   * Too few for the page, and rows remain: twice the rows.
+   * newest `limit` rows with those statuses (two columns read, however stale) hold every match down to the last of
+   * them, in order: each candidate is kept if its latest version (all its rows, read by their sorting key) still
+   * has one of them. Too few for the page, and rows remain: twice the rows.
    */
   private async pageIdsByStatus(
+    organizationId: string,
     where: string[],
     statuses: readonly MessageListingStatus[],
     wanted: number,
     signal: AbortSignal,
   ): Promise<PageId[]> {
-    const inStatuses = `IN (${statuses.map(sqlString).join(', ')})`;
+    // The latest status of each candidate seen, kept when more rows are read.
+    const statusOf = new Map<string, MessageListingStatus>();
     for (let limit = wanted + 100; ; limit *= 2) {
-      const candidates = await this.query<{ received_at_ms: string }>(
-        `SELECT received_at_ms FROM ${this.db}.messages WHERE ${where.join(' AND ')} AND status ${inStatuses} ` +
-          `ORDER BY received_at_ms DESC LIMIT ${sqlNumber(limit)}`,
-        signal,
-      );
-      const oldest = candidates.at(-1);
-      if (!oldest) return [];
-      const since = [...where, ...receivedSince(Number(oldest.received_at_ms))].join(' AND ');
       const rows = await this.query<{ message_id: string; received_at_ms: string }>(
-        `SELECT message_id, received_at_ms FROM (` +
-          `SELECT message_id, received_at_ms, argMax(status, version) AS latest FROM ${this.db}.messages ` +
-          `WHERE ${since} AND message_id IN (SELECT message_id FROM ${this.db}.messages WHERE ${since} ` +
-          `AND status ${inStatuses}) GROUP BY received_at_ms, message_id` +
-          `) WHERE latest ${inStatuses} ORDER BY received_at_ms DESC, message_id DESC LIMIT ${sqlNumber(wanted)}`,
+        `SELECT message_id, received_at_ms FROM ${this.db}.messages WHERE ${where.join(' AND ')} ` +
+          `AND status IN (${statuses.map(sqlString).join(', ')}) ` +
+          `ORDER BY received_at_ms DESC, message_id DESC LIMIT ${sqlNumber(limit)}`,
         signal,
       );
-      if (rows.length >= wanted || candidates.length < limit) {
-        return rows.map((row) => ({ id: row.message_id, at: Number(row.received_at_ms) }));
+      const candidates = new Map<string, number>();
+      for (const row of rows) {
+        if (!candidates.has(row.message_id)) candidates.set(row.message_id, Number(row.received_at_ms));
       }
+      if (candidates.size === 0) return [];
+      const entries = [...candidates].map(([id, at]) => ({ id, at }));
+      const unknown = entries.filter((entry) => !statusOf.has(entry.id));
+      for (let i = 0; i < unknown.length; i += KEYS_PER_QUERY) {
+        const latest = await this.query<{ message_id: string; latest: MessageListingStatus }>(
+          `SELECT message_id, argMax(status, version) AS latest FROM ${this.db}.messages ` +
+            `WHERE ${byKey(organizationId, unknown.slice(i, i + KEYS_PER_QUERY))} GROUP BY message_id`,
+          signal,
+        );
+        for (const row of latest) statusOf.set(row.message_id, row.latest);
+      }
+      const matches = entries.filter((entry) => {
+        const status = statusOf.get(entry.id);
+        return status !== undefined && statuses.includes(status);
+      });
+      if (matches.length >= wanted || rows.length < limit) return matches.slice(0, wanted);
     }
   }
 
@@ -340,15 +356,8 @@ export class ClickHouseActivityReader implements ActivityReader {
 
   /** The page's rows read whole, by their ids and times: the latest version of each (what FINAL keeps), in order. */
   private async readPage(organizationId: string, page: PageId[], signal: AbortSignal): Promise<MessageSummary[]> {
-    const ats = page.map((entry) => entry.at);
     const rows = await this.query<SummaryRecord & { version: string }>(
-      `SELECT ${SUMMARY_COLUMNS.join(', ')}, version FROM ${this.db}.messages ` +
-        `WHERE organization_id = ${sqlString(organizationId)} ` +
-        `AND day >= ${sqlString(utcDay(Math.min(...ats)))} AND day <= ${sqlString(utcDay(Math.max(...ats)))} ` +
-        `AND received_at_ms >= ${sqlNumber(Math.min(...ats))} AND received_at_ms <= ${sqlNumber(Math.max(...ats))} ` +
-        `AND received_at >= toDateTime(${sqlNumber(Math.floor(Math.min(...ats) / 1000))}) ` +
-        `AND received_at <= toDateTime(${sqlNumber(Math.floor(Math.max(...ats) / 1000))}) ` +
-        `AND message_id IN (${page.map((entry) => sqlString(entry.id)).join(', ')})`,
+      `SELECT ${SUMMARY_COLUMNS.join(', ')}, version FROM ${this.db}.messages WHERE ${byKey(organizationId, page)}`,
       signal,
     );
     const latest = new Map<string, SummaryRecord & { version: string }>();
