@@ -390,6 +390,40 @@ describe('the activity store (ClickHouse)', () => {
     expect((await search('delivered')).ids).not.toContain(late.data.messageId);
   });
 
+  it('a status search reads past rows whose status is out of date: the newest 140 deferred messages were delivered', async () => {
+    const org = randomUUID();
+    const start = Date.now() - 2 * 24 * HOUR;
+    const messages = Array.from({ length: 150 }, (_, i) =>
+      accepted(org, { at: start + i * 10 * 60_000, to: ['ann@example.net'] }),
+    );
+    await write(messages);
+    await write(messages.map((m) => sent(m)));
+    await write(messages.map((m) => deferred(m, 'ann@example.net')));
+    // The ten oldest stay deferred; the newer ones' Deferred rows are still there, not merged with Delivered.
+    await write(messages.slice(10).map((m) => delivered(m, 'ann@example.net')));
+
+    const stillDeferred = messages
+      .slice(0, 10)
+      .reverse()
+      .map((m) => m.data.messageId);
+    const first = await reader.list(org, { status: 'deferred', count: 4, offset: 0 });
+    expect(first.total).toBe(10);
+    expect(first.messages.map((m) => [m.messageId, m.status])).toEqual(
+      stillDeferred.slice(0, 4).map((id) => [id, 'Deferred']),
+    );
+    const last = await reader.list(org, { status: 'deferred', count: 4, offset: 8 });
+    expect(last).toMatchObject({ total: 10 });
+    expect(last.messages.map((m) => m.messageId)).toEqual(stillDeferred.slice(8));
+    const delivered140 = await reader.list(org, { status: 'delivered', count: 3, offset: 137 });
+    expect(delivered140.total).toBe(140);
+    expect(delivered140.messages.map((m) => m.messageId)).toEqual(
+      messages
+        .slice(10, 13)
+        .reverse()
+        .map((m) => m.data.messageId),
+    );
+  });
+
   it('details: bodies, headers and the events in Postmark’s terms, oldest first', async () => {
     const org = randomUUID();
     const m = accepted(org, { to: ['ann@example.net', 'bob@example.net'], cc: ['cat@example.net'] });

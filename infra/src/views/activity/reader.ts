@@ -260,7 +260,7 @@ export class ClickHouseActivityReader implements ActivityReader {
    * A status search without FINAL. A message whose latest version has one of `statuses` has a row with it, so the
    * newest `limit` rows with those statuses (two columns read, however stale) hold every match down to the last of
    * them, in order: each candidate is kept if its latest version (all its rows, read by their sorting key) still
-   * has one of them. Too few for the page, and rows remain: twice the rows.
+   * has one of them. Too few for the page, and rows remain: more rows, the candidates verified kept.
    */
   private async pageIdsByStatus(
     organizationId: string,
@@ -271,7 +271,7 @@ export class ClickHouseActivityReader implements ActivityReader {
   ): Promise<PageId[]> {
     // The latest status of each candidate seen, kept when more rows are read.
     const statusOf = new Map<string, MessageListingStatus>();
-    for (let limit = wanted + 100; ; limit *= 2) {
+    for (let limit = wanted + 100; ;) {
       const rows = await this.query<{ message_id: string; received_at_ms: string }>(
         `SELECT message_id, received_at_ms FROM ${this.db}.messages WHERE ${where.join(' AND ')} ` +
           `AND status IN (${statuses.map(sqlString).join(', ')}) ` +
@@ -298,6 +298,9 @@ export class ClickHouseActivityReader implements ActivityReader {
         return status !== undefined && statuses.includes(status);
       });
       if (matches.length >= wanted || rows.length < limit) return matches.slice(0, wanted);
+      // As many more rows as the share of candidates still matching says are missing (a tenth more), twice at most.
+      const needed = matches.length > 0 ? Math.ceil((limit * wanted * 1.1) / matches.length) + 100 : Infinity;
+      limit = Math.min(limit * 2, needed);
     }
   }
 
