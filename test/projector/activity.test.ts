@@ -295,7 +295,7 @@ describe('the activity store (ClickHouse)', () => {
     expect(all.messages.map((m) => [m.messageId, m.status])).toEqual(
       [...messages].reverse().map((m, i) => [m.data.messageId, (24 - i) % 3 === 0 ? 'Delivered' : 'Sent']),
     );
-    // The same answer as the status search, which reads with FINAL.
+    // The same answer as the status search, which keeps each message's latest status by grouping its versions.
     const viaFinal = await listAll(org, { status: 'delivered' });
     expect(viaFinal.messages.map((m) => m.messageId)).toEqual(
       all.messages.filter((m) => m.status === 'Delivered').map((m) => m.messageId),
@@ -304,6 +304,124 @@ describe('the activity store (ClickHouse)', () => {
     const odd = await listAll(org, { tag: 'odd' });
     expect(odd.total).toBe(12);
     expect(odd.messages.map((m) => m.messageId)).toEqual(newestFirst.filter((_, i) => (24 - i) % 2 === 1));
+  });
+
+  it('a status search right after a change lists the message under its new status only, merged or not, paged', async () => {
+    const org = randomUUID();
+    const start = Date.now() - 3 * 24 * HOUR;
+    // 30 messages over three days (three partitions), newest first in every answer.
+    const messages = Array.from({ length: 30 }, (_, i) =>
+      accepted(org, { at: start + i * 2 * HOUR + 1000, to: ['ann@example.net'], tag: i % 2 ? 'odd' : 'even' }),
+    );
+    const ids = (list: MessageAccepted[]) => [...list].reverse().map((m) => m.data.messageId);
+    const where = (keep: (i: number) => boolean) => messages.filter((_, i) => keep(i));
+    const merge = () => client.command({ query: `OPTIMIZE TABLE ${database}.messages FINAL` });
+    const search = async (status: string, filters: Record<string, unknown> = {}) => {
+      const answer = await listAll(org, { status, ...filters });
+      return { total: answer.total, ids: answer.messages.map((m) => m.messageId), statuses: answer.messages };
+    };
+    /** Every page of `count` of a status search, with the total each page gave. */
+    const pages = async (status: string, count: number) => {
+      const seen: string[] = [];
+      const totals = new Set<number>();
+      for (let offset = 0; offset < 40; offset += count) {
+        const page = await reader.list(org, { status, count, offset });
+        totals.add(page.total);
+        seen.push(...page.messages.map((m) => m.messageId));
+      }
+      return { seen, totals: [...totals] };
+    };
+
+    await write(messages);
+    expect((await search('queued')).ids).toEqual(ids(messages));
+    expect((await search('sent')).total).toBe(0);
+
+    await write(messages.map((m) => sent(m)));
+    // Accepted → Sent: no longer queued, right away (two versions of each row, not merged).
+    expect(await search('queued')).toMatchObject({ total: 0, ids: [] });
+    expect(await search('sent')).toMatchObject({ total: 30, ids: ids(messages) });
+
+    // Every day merged into one part: those days' rows are counted as they are.
+    await merge();
+    expect(await search('sent')).toMatchObject({ total: 30, ids: ids(messages) });
+
+    // Sent → Delivered (every third) and Sent → Bounced (every fifth not delivered): new versions in merged days.
+    const deliveredOnes = where((i) => i % 3 === 0);
+    const bouncedOnes = where((i) => i % 3 !== 0 && i % 5 === 0);
+    await write([
+      ...deliveredOnes.map((m) => delivered(m, 'ann@example.net')),
+      ...bouncedOnes.map((m) => hardBounced(m, 'ann@example.net')),
+    ]);
+    const check = async () => {
+      const deliveredSearch = await search('delivered');
+      expect(deliveredSearch).toMatchObject({ total: 10, ids: ids(deliveredOnes) });
+      expect(deliveredSearch.statuses.every((m) => m.status === 'Delivered')).toBe(true);
+      const bouncedSearch = await search('Bounced');
+      expect(bouncedSearch).toMatchObject({ total: 4, ids: ids(bouncedOnes) });
+      expect(bouncedSearch.statuses.every((m) => m.status === 'Bounced')).toBe(true);
+      // Postmark's `sent`: every message past Queued, each once.
+      expect(await search('sent')).toMatchObject({ total: 30, ids: ids(messages) });
+      // With another filter: the odd tag's delivered ones.
+      expect(await search('delivered', { tag: 'odd' })).toMatchObject({
+        total: 5,
+        ids: ids(deliveredOnes.filter((m) => m.data.tag === 'odd')),
+      });
+      // With a date range: the delivered ones of the last day and a half.
+      const fromDate = start + 36 * HOUR;
+      expect(await search('delivered', { fromDate })).toMatchObject({
+        total: deliveredOnes.filter((m) => m.data.submittedAt >= fromDate).length,
+        ids: ids(deliveredOnes.filter((m) => m.data.submittedAt >= fromDate)),
+      });
+      // Paged by three: each delivered message once, in order, the same total on every page.
+      expect(await pages('delivered', 3)).toEqual({ seen: ids(deliveredOnes), totals: [10] });
+      expect(await pages('bounced', 3)).toEqual({ seen: ids(bouncedOnes), totals: [4] });
+    };
+    await check();
+    await merge();
+    await check();
+
+    // One more change after the merge: a message still Sent bounces. Its day now holds two parts again.
+    const late = messages[29]!;
+    await write([hardBounced(late, 'ann@example.net')]);
+    expect(await search('bounced')).toMatchObject({ total: 5, ids: ids([...bouncedOnes, late]) });
+    const stillSent = await search('sent');
+    expect(stillSent.total).toBe(30);
+    expect(stillSent.statuses.find((m) => m.messageId === late.data.messageId)?.status).toBe('Bounced');
+    expect((await search('delivered')).ids).not.toContain(late.data.messageId);
+  });
+
+  it('a status search reads past rows whose status is out of date: the newest 140 deferred messages were delivered', async () => {
+    const org = randomUUID();
+    const start = Date.now() - 2 * 24 * HOUR;
+    const messages = Array.from({ length: 150 }, (_, i) =>
+      accepted(org, { at: start + i * 10 * 60_000, to: ['ann@example.net'] }),
+    );
+    await write(messages);
+    await write(messages.map((m) => sent(m)));
+    await write(messages.map((m) => deferred(m, 'ann@example.net')));
+    // The ten oldest stay deferred; the newer ones' Deferred rows are still there, not merged with Delivered.
+    await write(messages.slice(10).map((m) => delivered(m, 'ann@example.net')));
+
+    const stillDeferred = messages
+      .slice(0, 10)
+      .reverse()
+      .map((m) => m.data.messageId);
+    const first = await reader.list(org, { status: 'deferred', count: 4, offset: 0 });
+    expect(first.total).toBe(10);
+    expect(first.messages.map((m) => [m.messageId, m.status])).toEqual(
+      stillDeferred.slice(0, 4).map((id) => [id, 'Deferred']),
+    );
+    const last = await reader.list(org, { status: 'deferred', count: 4, offset: 8 });
+    expect(last).toMatchObject({ total: 10 });
+    expect(last.messages.map((m) => m.messageId)).toEqual(stillDeferred.slice(8));
+    const delivered140 = await reader.list(org, { status: 'delivered', count: 3, offset: 137 });
+    expect(delivered140.total).toBe(140);
+    expect(delivered140.messages.map((m) => m.messageId)).toEqual(
+      messages
+        .slice(10, 13)
+        .reverse()
+        .map((m) => m.data.messageId),
+    );
   });
 
   it('details: bodies, headers and the events in Postmark’s terms, oldest first', async () => {

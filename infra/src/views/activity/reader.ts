@@ -79,6 +79,29 @@ interface EventRecord {
   summary: string;
 }
 
+/** A message of a page: its id and when it was received (its place in the sorting key). */
+interface PageId {
+  id: string;
+  at: number;
+}
+
+/**
+ * The rows of these messages (every version), by their sorting key: only their days' partitions and the index's
+ * granules holding their times are read, wherever the messages are in the organization's history.
+ */
+function byKey(organizationId: string, messages: readonly PageId[]): string {
+  const days = new Set(messages.map((m) => sqlString(utcDay(m.at))));
+  const seconds = new Set(messages.map((m) => `toDateTime(${sqlNumber(Math.floor(m.at / 1000))})`));
+  return (
+    `organization_id = ${sqlString(organizationId)} AND day IN (${[...days].join(', ')}) ` +
+    `AND received_at IN (${[...seconds].join(', ')}) ` +
+    `AND message_id IN (${messages.map((m) => sqlString(m.id)).join(', ')})`
+  );
+}
+
+/** Messages read by key in one query: their ids and times stay well under ClickHouse's 256 KiB of query text. */
+const KEYS_PER_QUERY = 2000;
+
 function summaryOf(record: SummaryRecord): MessageSummary {
   return {
     messageId: record.message_id,
@@ -157,8 +180,10 @@ function activityEventsOf(record: EventRecord, activeRecipients: readonly string
 /**
  * The API's view of the activity store. Every query is scoped to one organization
  * and built from escaped literals (ClickHouse 18.16 has no query parameters).
- * Messages are read with FINAL (one row per message, its latest version); the
- * status filter applies after FINAL, since the status is what changes between versions.
+ * A message's versions not merged yet are all rows of `messages`: a search keeps
+ * the latest version of each (what FINAL keeps) without reading the organization's
+ * rows with FINAL, which takes seconds at a million messages; the status, which
+ * changes between versions, is the latest version's.
  */
 export class ClickHouseActivityReader implements ActivityReader {
   private readonly queries: ActivityQueries;
@@ -190,71 +215,152 @@ export class ClickHouseActivityReader implements ActivityReader {
     if (filters.tag) where.push(`tag = ${sqlString(filters.tag)}`);
     if (filters.subject) where.push(`positionCaseInsensitiveUTF8(subject, ${sqlString(filters.subject)}) > 0`);
     if (filters.messageStream) where.push(`message_stream = ${sqlString(filters.messageStream)}`);
-    let outer = '';
+    let statuses: MessageListingStatus[] | undefined;
     if (filters.status) {
-      const statuses = statusesOfFilter(filters.status);
+      statuses = statusesOfFilter(filters.status);
       if (statuses.length === 0) return { total: 0, messages: [] };
-      outer = `WHERE status IN (${statuses.map(sqlString).join(', ')})`;
     }
     const signal = this.queries.deadline();
-    if (!filters.status) return this.listByImmutableFields(organizationId, where, filters, signal);
-    const inner = `SELECT ${SUMMARY_COLUMNS.join(', ')} FROM ${this.db}.messages FINAL WHERE ${where.join(' AND ')}`;
-    const [counted, page] = await Promise.all([
-      this.query<{ total: string }>(`SELECT count() AS total FROM (${inner}) ${outer}`, signal),
-      this.query<SummaryRecord>(
-        `SELECT * FROM (${inner}) ${outer} ORDER BY received_at_ms DESC, message_id DESC ` +
-          `LIMIT ${sqlNumber(Math.max(0, filters.offset))}, ${sqlNumber(Math.max(0, filters.count))}`,
-        signal,
-      ),
+    const offset = Math.max(0, filters.offset);
+    const wanted = offset + Math.max(0, filters.count);
+    const [total, ids] = await Promise.all([
+      this.countMessages(where, statuses, signal),
+      statuses
+        ? this.pageIdsByStatus(organizationId, where, statuses, wanted, signal)
+        : this.pageIdsByImmutableFields(where, wanted, signal),
     ]);
-    return { total: Number(counted[0]?.total ?? 0), messages: page.map(summaryOf) };
+    const page = ids.slice(offset, wanted);
+    if (page.length === 0) return { total, messages: [] };
+    const messages = await this.readPage(organizationId, page, signal);
+    // A version written since the page's ids were chosen may have moved a message out of the status searched for.
+    return { total, messages: statuses ? messages.filter((m) => statuses.includes(m.status)) : messages };
   }
 
   /**
    * A search on fields a message never changes (everything but the status): no FINAL over the organization's rows,
    * which costs seconds at a million messages. A message's versions share its sorting key, so they are neighbours
-   * in the order: the page is the first `offset + count` distinct ids of a top-N read of two columns, the total a
-   * distinct count, and only the page's rows are read whole, the latest version of each kept (what FINAL keeps).
+   * in the order: the first `wanted` distinct ids of a top-N read of two columns are the page's and those before it.
    */
-  private async listByImmutableFields(
+  private async pageIdsByImmutableFields(where: string[], wanted: number, signal: AbortSignal): Promise<PageId[]> {
+    const matching = `FROM ${this.db}.messages WHERE ${where.join(' AND ')}`;
+    // Versions not merged yet repeat an id: read more until `wanted` distinct ids are in, or the rows run out.
+    for (let limit = wanted + 100; ; limit *= 2) {
+      const rows = await this.query<{ message_id: string; received_at_ms: string }>(
+        `SELECT message_id, received_at_ms ${matching} ORDER BY received_at_ms DESC, message_id DESC ` +
+          `LIMIT ${sqlNumber(limit)}`,
+        signal,
+      );
+      const seen = new Map<string, number>();
+      for (const row of rows) if (!seen.has(row.message_id)) seen.set(row.message_id, Number(row.received_at_ms));
+      if (seen.size >= wanted || rows.length < limit) return [...seen].slice(0, wanted).map(([id, at]) => ({ id, at }));
+    }
+  }
+
+  /**
+   * A status search without FINAL. A message whose latest version has one of `statuses` has a row with it, so the
+   * newest `limit` rows with those statuses (two columns read, however stale) hold every match down to the last of
+   * them, in order: each candidate is kept if its latest version (all its rows, read by their sorting key) still
+   * has one of them. Too few for the page, and rows remain: more rows, the candidates verified kept.
+   */
+  private async pageIdsByStatus(
     organizationId: string,
     where: string[],
-    filters: ActivityFilters,
+    statuses: readonly MessageListingStatus[],
+    wanted: number,
     signal: AbortSignal,
-  ): Promise<{ total: number; messages: MessageSummary[] }> {
-    const matching = `FROM ${this.db}.messages WHERE ${where.join(' AND ')}`;
-    const offset = Math.max(0, filters.offset);
-    const wanted = offset + Math.max(0, filters.count);
-    const pageIds = async (): Promise<{ id: string; at: number }[]> => {
-      // Versions not merged yet repeat an id: read more until `wanted` distinct ids are in, or the rows run out.
-      for (let limit = wanted + 100; ; limit *= 2) {
-        const rows = await this.query<{ message_id: string; received_at_ms: string }>(
-          `SELECT message_id, received_at_ms ${matching} ORDER BY received_at_ms DESC, message_id DESC ` +
-            `LIMIT ${sqlNumber(limit)}`,
+  ): Promise<PageId[]> {
+    // The latest status of each candidate seen, kept when more rows are read.
+    const statusOf = new Map<string, MessageListingStatus>();
+    for (let limit = wanted + 100; ;) {
+      const rows = await this.query<{ message_id: string; received_at_ms: string }>(
+        `SELECT message_id, received_at_ms FROM ${this.db}.messages WHERE ${where.join(' AND ')} ` +
+          `AND status IN (${statuses.map(sqlString).join(', ')}) ` +
+          `ORDER BY received_at_ms DESC, message_id DESC LIMIT ${sqlNumber(limit)}`,
+        signal,
+      );
+      const candidates = new Map<string, number>();
+      for (const row of rows) {
+        if (!candidates.has(row.message_id)) candidates.set(row.message_id, Number(row.received_at_ms));
+      }
+      if (candidates.size === 0) return [];
+      const entries = [...candidates].map(([id, at]) => ({ id, at }));
+      const unknown = entries.filter((entry) => !statusOf.has(entry.id));
+      for (let i = 0; i < unknown.length; i += KEYS_PER_QUERY) {
+        const latest = await this.query<{ message_id: string; latest: MessageListingStatus }>(
+          `SELECT message_id, argMax(status, version) AS latest FROM ${this.db}.messages ` +
+            `WHERE ${byKey(organizationId, unknown.slice(i, i + KEYS_PER_QUERY))} GROUP BY message_id`,
           signal,
         );
-        const seen = new Map<string, number>();
-        for (const row of rows) if (!seen.has(row.message_id)) seen.set(row.message_id, Number(row.received_at_ms));
-        if (seen.size >= wanted || rows.length < limit) {
-          return [...seen].slice(offset, wanted).map(([id, at]) => ({ id, at }));
-        }
+        for (const row of latest) statusOf.set(row.message_id, row.latest);
       }
+      const matches = entries.filter((entry) => {
+        const status = statusOf.get(entry.id);
+        return status !== undefined && statuses.includes(status);
+      });
+      if (matches.length >= wanted || rows.length < limit) return matches.slice(0, wanted);
+      // As many more rows as the share of candidates still matching says are missing (a tenth more), twice at most.
+      const needed = matches.length > 0 ? Math.ceil((limit * wanted * 1.1) / matches.length) + 100 : Infinity;
+      limit = Math.min(limit * 2, needed);
+    }
+  }
+
+  /**
+   * How many messages match `where` (and, given `statuses`, whose latest version has one of them), without FINAL.
+   * A day (a partition) whose rows are one merged part holds one row per message (ReplacingMergeTree keeps the
+   * latest version when it merges): its rows are counted as they are. Only the other days (recent ones, whose
+   * versions are not merged yet) are grouped by message. If a counted day's parts changed meanwhile (a new version
+   * written), the count is done again; after three tries every day is grouped.
+   */
+  private async countMessages(
+    where: string[],
+    statuses: readonly MessageListingStatus[] | undefined,
+    signal: AbortSignal,
+  ): Promise<number> {
+    const matching = `FROM ${this.db}.messages WHERE ${where.join(' AND ')}`;
+    const inStatuses = statuses && `IN (${statuses.map(sqlString).join(', ')})`;
+    const count = async (merged: Map<string, string>): Promise<number> => {
+      const days = [...merged.keys()].map(sqlString).join(', ');
+      const [plain, grouped] = await Promise.all([
+        merged.size === 0
+          ? []
+          : this.query<{ total: string }>(
+              `SELECT count() AS total ${matching} AND day IN (${days})${inStatuses ? ` AND status ${inStatuses}` : ''}`,
+              signal,
+            ),
+        this.query<{ total: string }>(
+          inStatuses
+            ? `SELECT count() AS total FROM (SELECT argMax(status, version) AS latest ${matching}` +
+                `${merged.size ? ` AND day NOT IN (${days})` : ''} GROUP BY message_id) WHERE latest ${inStatuses}`
+            : `SELECT uniqExact(message_id) AS total ${matching}${merged.size ? ` AND day NOT IN (${days})` : ''}`,
+          signal,
+        ),
+      ]);
+      return Number(plain[0]?.total ?? 0) + Number(grouped[0]?.total ?? 0);
     };
-    const [counted, page] = await Promise.all([
-      this.query<{ total: string }>(`SELECT uniqExact(message_id) AS total ${matching}`, signal),
-      pageIds(),
-    ]);
-    const total = Number(counted[0]?.total ?? 0);
-    if (page.length === 0) return { total, messages: [] };
-    const ats = page.map((entry) => entry.at);
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const merged = await this.mergedDays(signal);
+      const total = await count(merged);
+      const after = await this.mergedDays(signal);
+      if ([...merged].every(([day, part]) => after.get(day) === part)) return total;
+    }
+    return count(new Map());
+  }
+
+  /** The days of `messages` held in one merged part (level above 0: a merge's result), each with its part's name. */
+  private async mergedDays(signal: AbortSignal): Promise<Map<string, string>> {
+    const rows = await this.query<{ day: string; part: string }>(
+      `SELECT toString(min(min_date)) AS day, any(name) AS part FROM system.parts ` +
+        `WHERE database = ${sqlString(this.db)} AND table = 'messages' AND active ` +
+        `GROUP BY partition HAVING count() = 1 AND min(level) > 0 AND min(min_date) = max(max_date)`,
+      signal,
+    );
+    return new Map(rows.map((row) => [row.day, row.part]));
+  }
+
+  /** The page's rows read whole, by their ids and times: the latest version of each (what FINAL keeps), in order. */
+  private async readPage(organizationId: string, page: PageId[], signal: AbortSignal): Promise<MessageSummary[]> {
     const rows = await this.query<SummaryRecord & { version: string }>(
-      `SELECT ${SUMMARY_COLUMNS.join(', ')}, version FROM ${this.db}.messages ` +
-        `WHERE organization_id = ${sqlString(organizationId)} ` +
-        `AND day >= ${sqlString(utcDay(Math.min(...ats)))} AND day <= ${sqlString(utcDay(Math.max(...ats)))} ` +
-        `AND received_at_ms >= ${sqlNumber(Math.min(...ats))} AND received_at_ms <= ${sqlNumber(Math.max(...ats))} ` +
-        `AND received_at >= toDateTime(${sqlNumber(Math.floor(Math.min(...ats) / 1000))}) ` +
-        `AND received_at <= toDateTime(${sqlNumber(Math.floor(Math.max(...ats) / 1000))}) ` +
-        `AND message_id IN (${page.map((entry) => sqlString(entry.id)).join(', ')})`,
+      `SELECT ${SUMMARY_COLUMNS.join(', ')}, version FROM ${this.db}.messages WHERE ${byKey(organizationId, page)}`,
       signal,
     );
     const latest = new Map<string, SummaryRecord & { version: string }>();
@@ -262,11 +368,10 @@ export class ClickHouseActivityReader implements ActivityReader {
       const kept = latest.get(row.message_id);
       if (!kept || BigInt(row.version) >= BigInt(kept.version)) latest.set(row.message_id, row);
     }
-    const messages = page.flatMap((entry) => {
+    return page.flatMap((entry) => {
       const row = latest.get(entry.id);
       return row ? [summaryOf(row)] : [];
     });
-    return { total, messages };
   }
 
   async details(organizationId: string, messageId: string): Promise<MessageDetails | null> {
