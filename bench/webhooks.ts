@@ -8,10 +8,14 @@
  * deliveries per second for BENCH_SECONDS, open loop; every delivery makes one call per webhook.
  *
  * Reports:
+ * - offered: the deliveries appended per second, from the first to the last (each event is stamped with the time it
+ *   was due on the open-loop schedule, not when a late append got to it, so an append falling behind shows up as
+ *   latency instead of hiding it);
  * - calls/s: calls received per second, from the first call to the last;
  * - event→call p50 / p99: when the receiver got the call − the MessageDelivered's occurredAt (its DeliveredAt);
  * - calls expected / received / duplicates (the same Webhook-Id twice) / signature failures;
- * - CPU ms per call of the webhooks process (from /proc).
+ * - CPU ms per call of the webhooks process (from /proc), and of this process (the receiver and the appends), to
+ *   show the receiver is not what limits the run.
  *
  * BENCH_WEBHOOKS (10), BENCH_RATE (250 deliveries/s), BENCH_SECONDS (20).
  */
@@ -186,6 +190,7 @@ async function main(): Promise<void> {
     });
   });
   const cpuBefore = cpuMs(webhooks.pid);
+  const ownCpuBefore = process.cpuUsage();
 
   console.log(
     `bench:webhooks — ${RATE} deliveries/s × ${WEBHOOKS} webhooks = ${RATE * WEBHOOKS} calls/s offered, for ${SECONDS} s`,
@@ -193,27 +198,37 @@ async function main(): Promise<void> {
   const total = RATE * SECONDS;
   const started = Date.now();
   let appended = 0;
+  let lastAppendedAt = started;
   const messageIds: string[] = [];
   while (appended < total) {
     const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE));
     const events = [];
     for (; appended < due; appended++) {
-      const at = Date.now();
+      // When this delivery was due (open loop): a late append does not make its event younger.
+      const at = started + Math.floor((appended * 1000) / RATE);
       const messageId = randomUUID();
       messageIds.push(messageId);
       const to = `r${appended}@dest.example.net`;
       events.push(accepted(org.organizationId, messageId, to, at), delivered(org.organizationId, messageId, to, at));
     }
     if (events.length > 0) await store.append(events);
-    await new Promise((resolve) => setTimeout(resolve, TICK_MS));
+    lastAppendedAt = Date.now();
+    // The next tick on the schedule; at once when this append ran past it.
+    const nextTick = started + Math.ceil((lastAppendedAt - started + 1) / TICK_MS) * TICK_MS;
+    if (appended < total) await new Promise((resolve) => setTimeout(resolve, Math.max(0, nextTick - Date.now())));
   }
+  const offeredSeconds = (lastAppendedAt - started) / 1000;
   const expected = total * WEBHOOKS;
   const deadline = Date.now() + DRAIN_MS;
   while (received < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
   const cpu = cpuMs(webhooks.pid) - cpuBefore;
+  const ownCpu = process.cpuUsage(ownCpuBefore);
 
   latencies.sort((a, b) => a - b);
   const seconds = (lastAt - firstAt) / 1000;
+  console.log(
+    `offered ${(total / offeredSeconds).toFixed(0)} deliveries/s (${total} appended over ${offeredSeconds.toFixed(1)} s)`,
+  );
   console.log(`calls expected ${expected}, received ${received} (${seen.size} distinct), duplicates ${duplicates}`);
   console.log(`signature failures ${badSignatures}, errors and warnings logged by the webhooks process ${errors}`);
   console.log(`calls/s ${(received / seconds).toFixed(0)} (over ${seconds.toFixed(1)} s)`);
@@ -221,6 +236,9 @@ async function main(): Promise<void> {
     `event→call p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies.at(-1)} ms`,
   );
   console.log(`webhooks process CPU ${(cpu / Math.max(1, received)).toFixed(3)} ms per call`);
+  console.log(
+    `bench process (receiver, appends) CPU ${((ownCpu.user + ownCpu.system) / 1000 / Math.max(1, received)).toFixed(3)} ms per call`,
+  );
 
   webhooks.kill('SIGTERM');
   await new Promise((resolve) => webhooks.once('exit', resolve));

@@ -26,8 +26,10 @@ import { EndpointPool } from './pool';
  * Waiting: the records of one retry topic all wait the same delay, so they come due in the order they were
  * appended. At the first record not yet due the partition is paused until it is, and fetched again from there.
  *
- * A webhook with `queueLimit` calls waiting already (a dead endpoint): its next calls are set aside on retry-1,
- * attempt unchanged, instead of filling the memory and holding back the commits of everyone else's calls.
+ * A webhook backed up (`queueLimit` calls waiting already that would take more than a few seconds to go out at its
+ * pace: a slow or dead endpoint, pool.ts): its next calls are set aside on retry-1, attempt unchanged, instead of
+ * filling the memory and holding back the commits of everyone else's calls. The calls of a fetched batch set aside
+ * leave in one append (a round trip for all of them, not one each).
  */
 export interface CallerOptions {
   store: EventStore;
@@ -204,19 +206,22 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
     );
   };
 
-  const setAside = async (record: WebhookCallScheduled) => {
+  /** Appends the calls set aside, each due after the first retry's delay, then settles them. */
+  const setAside = async (records: readonly { record: WebhookCallScheduled; settle: () => void }[]) => {
+    if (records.length === 0) return;
     const at = now();
-    await store.append([
-      {
-        type: 'WebhookCallScheduled',
+    await store.append(
+      records.map(({ record }) => ({
+        type: 'WebhookCallScheduled' as const,
         data: { ...record.data, retry: 1, dueAt: at + options.setAsideDelayMs },
         metadata: {
           ...record.metadata,
           eventId: attemptEventIdOf(record.data.callId, record.data.attempt, `set aside at ${at}`),
           occurredAt: at,
         },
-      },
-    ]);
+      })),
+    );
+    for (const { settle } of records) settle();
   };
 
   const eachBatch = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale }: EachBatchPayload) => {
@@ -243,6 +248,8 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
     const calls = items.flatMap(({ event }) => (event && isWebhookCallScheduled(event) ? [event] : []));
     // Unread (Redis away): each call reads its own mark when its turn comes.
     const answered = await options.answered?.(calls).catch(() => undefined);
+    // Left unsettled when the batch is abandoned (a rebalance, a stop): fetched again from the last commit.
+    const asides: { record: WebhookCallScheduled; settle: () => void }[] = [];
     for (const { event, message } of items) {
       if (!isRunning() || isStale()) return;
       const offset = BigInt(message.offset);
@@ -277,13 +284,17 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
         continue;
       }
       const endpoint = `${event.metadata.organizationId}/${event.data.webhookId}`;
-      if (options.retries > 0 && pool.queueLength(endpoint) >= pool.queueLimit) {
-        await setAside(event);
-        settle();
+      if (options.retries > 0 && pool.backedUp(endpoint)) {
+        asides.push({ record: event, settle });
         continue;
       }
       run(event, answered?.has(event.data.callId), settle);
     }
+    // Kafka out of reach: they wait in their queue instead (settled when made), rather than holding the commits.
+    await setAside(asides).catch((error: unknown) => {
+      options.onError?.(error, undefined);
+      for (const { record, settle } of asides) run(record, answered?.has(record.data.callId), settle);
+    });
     await heartbeat().catch(() => undefined);
     if (holdFor !== undefined && isRunning() && !isStale()) {
       const resume = pause();

@@ -16,7 +16,10 @@ export interface WebhooksConfig {
   maxAnswerBytes: number;
   perEndpointConcurrency: number;
   maxInFlight: number;
-  /** Calls waiting for one webhook before its next ones are set aside on the first retry topic. */
+  /**
+   * Calls waiting for one webhook before its next ones may be set aside on the first retry topic (when they would
+   * wait too long at its pace: pool.ts).
+   */
   perEndpointQueue: number;
   /** How long a webhook may fail every call before it is disabled: 24 hours. */
   disableAfterMs: number;
@@ -46,7 +49,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1
  * | SENDLINE_WEBHOOK_MAX_ANSWER_BYTES      | 65536                              | answer body read at most                |
  * | SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY  | 8                                  | calls in flight per webhook             |
  * | SENDLINE_WEBHOOK_CONCURRENCY           | 512                                | calls in flight in all                  |
- * | SENDLINE_WEBHOOK_ENDPOINT_QUEUE        | 100                                | calls waiting per webhook before set aside |
+ * | SENDLINE_WEBHOOK_ENDPOINT_QUEUE        | 100                                | calls waiting per webhook before set aside (if slow) |
  * | SENDLINE_WEBHOOK_DISABLE_AFTER_MS      | 86400000 (24 h), at least 1000     | failing every call this long disables   |
  * | SENDLINE_WEBHOOKS_NOTICES_GROUP        | webhooks-notices                   | the admins' notices' consumer group     |
  * | SENDLINE_WEBHOOK_ALLOW_PRIVATE         | 0; with SENDLINE_DEV=1: 1          | call private and loopback addresses     |

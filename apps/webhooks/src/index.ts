@@ -24,7 +24,7 @@ export { attemptEventIdOf, callIdOf, decideCalls } from './decide';
 export { startDispatcher, type DispatcherOptions } from './dispatcher';
 export { AddressRefusedError, WebhookHttp, type CallResult, type WebhookHttpOptions } from './http';
 export * from './payloads';
-export { EndpointPool } from './pool';
+export { EndpointPool, HARD_QUEUE_FACTOR } from './pool';
 export { nextAttemptAt, parseRetryDelays, POSTMARK_RETRY_DELAYS_MS } from './schedule';
 export { secretBytes, signWebhook } from './signature';
 export {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EndpointPool } from '../../src';
+import { EndpointPool, HARD_QUEUE_FACTOR } from '../../src';
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 5));
 
@@ -49,5 +49,41 @@ describe('the endpoint pool', () => {
     release();
     await pool.idle();
     expect(pool.busy()).toBe(false);
+  });
+
+  it('a dead endpoint is backed up once its waiting calls would wait too long at its pace', async () => {
+    let clock = 0;
+    const pool = new EndpointPool(2, 10, 5, 1000, () => clock);
+    let release!: () => void;
+    const stuck = new Promise<void>((resolve) => (release = resolve));
+    for (let i = 0; i < 6; i++) pool.submit('dead', () => stuck);
+    expect(pool.backedUp('dead')).toBe(false); // under its queue limit
+    pool.submit('dead', () => stuck);
+    // 5 wait; its 2 running calls have not answered for 10 ms: 5 × 10 / 2 = 25 ms of waiting, not too long.
+    clock = 10;
+    expect(pool.backedUp('dead')).toBe(false);
+    // Not answered for 2 s: 5 × 2000 / 2 = 5 s of waiting, past the 1 s allowed.
+    clock = 2000;
+    expect(pool.backedUp('dead')).toBe(true);
+    expect(pool.backedUp('other')).toBe(false);
+    release();
+    await pool.idle();
+  });
+
+  it('a fast endpoint with many calls waiting (a fetched batch) is not backed up, unless past the hard limit', async () => {
+    let clock = 0;
+    const pool = new EndpointPool(2, 10, 10, 1000, () => clock);
+    // Its calls take 1 ms.
+    for (let i = 0; i < 4; i++) pool.submit('fast', async () => void (clock += 1));
+    await pool.idle();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    for (let i = 0; i < 152; i++) pool.submit('fast', () => held);
+    // 150 wait: about 150 × 1 / 2 = 75 ms at its pace.
+    expect(pool.backedUp('fast')).toBe(false);
+    for (let i = 0; i < 10 * HARD_QUEUE_FACTOR; i++) pool.submit('fast', () => held);
+    expect(pool.backedUp('fast')).toBe(true);
+    release();
+    await pool.idle();
   });
 });
