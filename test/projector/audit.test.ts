@@ -3,20 +3,30 @@
  * every account event to the never-compacted `accounts.history` topic (keyed by organization), the audit view is
  * projected from there, and `replay audit` rebuilds every entry even when the compacted topic holds only each
  * entity's latest event. Compaction is simulated honestly: a second `accounts` topic holding only the latest record
- * of each key, as Kafka's cleaner leaves it, which the replays then read instead of the original.
+ * of each key, as Kafka's cleaner leaves it, which the replays then read instead of the original. The command line
+ * (`admin replay audit`) says what it rebuilt from where.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AccountsService } from '@sendline/application';
-import { replayView, startProjector, type ReplayOptions, type RunningProjector } from '@sendline/projector';
+import {
+  archiverGroupOf,
+  replayView,
+  startAccountsArchiver,
+  startProjector,
+  type ReplayOptions,
+  type ReplayReport,
+  type RunningProjector,
+} from '@sendline/projector';
 import {
   AccountsView,
   createClickHouse,
   createRedis,
   EventStore,
   mailHostFromEnv,
+  prefixedTopicNames,
   scanKeys,
   secretKeyFromEnv,
   topicConfigs,
@@ -27,6 +37,7 @@ import {
   type Redis,
   type StoredEvent,
 } from '@sendline/infra';
+import { admin } from '../accounts/adminCli';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import { accountEvents } from './support';
 
@@ -303,5 +314,63 @@ describe('the accounts archiver', () => {
       expect(item.position.key).toBe(item.event!.metadata.organizationId);
     }
     console.log(`archiver kill: ${appended.length} events, ${ids.length - wanted.size} copied twice, 0 lost`);
+  });
+});
+
+describe('admin replay audit', () => {
+  let store: EventStore;
+  const prefix = uniqueName('test-audit-cli');
+
+  beforeAll(async () => {
+    store = new EventStore({
+      brokers: addresses.kafkaBrokers,
+      registryUrl: addresses.schemaRegistryUrl,
+      clientId: 'audit-cli-test',
+      topics: prefixedTopicNames(prefix),
+    });
+    await store.ensureTopics(topicConfigs(store.topics, 3));
+  });
+  afterAll(async () => {
+    await deleteTopicsAndDisconnect(store);
+  });
+
+  it('rebuilds the audit from the history topic and says so; replay accounts says where the audit comes from', async () => {
+    const events = [randomUUID(), randomUUID()].flatMap((org) => accountEvents(org)) as StoredEvent[];
+    await store.append(events);
+    const archiver = await startAccountsArchiver({ store, groupId: archiverGroupOf(uniqueName('archiver')) });
+    try {
+      await eventually(
+        async () => ((await readTopic(store, store.topics.accountsHistory)).length >= events.length ? true : undefined),
+        45_000,
+        'the archiver to copy the events',
+      );
+    } finally {
+      await archiver.stop();
+    }
+
+    // The command line on this test's topics (SENDLINE_TOPIC_PREFIX); a dry run swaps nothing. Exit 3 is the live
+    // audit (other tests' organizations) differing from this history.
+    const env = { SENDLINE_TOPIC_PREFIX: prefix };
+    const audit = await admin(['replay', 'audit', '--dry-run', '--no-progress', '--json'], env, 120_000);
+    expect([0, 3], audit.stderr).toContain(audit.code);
+    const report = audit.json<ReplayReport>();
+    expect(report).toMatchObject({
+      view: 'audit',
+      topics: [store.topics.accountsHistory],
+      events: events.length,
+      swapped: false,
+      organizations: { rebuilt: 2 },
+    });
+    expect(report.summary).toMatch(
+      new RegExp(
+        `^audit: rebuilt ${events.length} events of ${store.topics.accountsHistory.replace(/\./g, '\\.')} in `,
+      ),
+    );
+
+    const accounts = await admin(['replay', 'accounts', '--dry-run', '--no-progress', '--json'], env, 120_000);
+    expect([0, 3], accounts.stderr).toContain(accounts.code);
+    expect(accounts.json<ReplayReport>().summary).toContain(
+      `The audit is not part of it: \`replay audit\` rebuilds it from ${store.topics.accountsHistory}.`,
+    );
   });
 });
