@@ -40,7 +40,10 @@ const projector = await startProjector({
   metrics: new ProjectorMetrics(registry),
 });
 const server = await serveMetrics(registry, metricsPort);
-logger.info({ metrics: `http://127.0.0.1:${metricsPort}/metrics`, groups: projector.groups }, 'projector running');
+logger.info(
+  { metrics: `http://127.0.0.1:${metricsPort}/metrics`, groups: projector.groups, archiver: projector.archiverGroup },
+  'projector running',
+);
 void projector.refreshLag().catch(() => undefined);
 
 let stopping = false;
