@@ -15,6 +15,7 @@ export function freshTopicNames(): TopicNames {
     messages: `test-${run}.email.messages`,
     suppressions: `test-${run}.email.suppressions`,
     accounts: `test-${run}.accounts`,
+    accountsHistory: `test-${run}.accounts.history`,
     deliveryRetries: `test-${run}.email.delivery-retries`,
     webhookCalls: `test-${run}.webhooks.calls`,
   };

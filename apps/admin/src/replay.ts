@@ -11,7 +11,7 @@ import { fields } from './format';
  * a replay is asked for, so the other commands never load it.
  */
 
-export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts', 'allowance', 'deadLetters'] as const;
+export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts', 'audit', 'allowance', 'deadLetters'] as const;
 export type ReplayViewName = (typeof REPLAY_VIEWS)[number];
 
 export interface ReplayCommandOptions {

@@ -1,6 +1,7 @@
 /**
- * The projector process: keeps the views from their topics (accounts and
- * suppressions in Redis, activity in ClickHouse), sweeps activity past 30 days
+ * The projector process: keeps the views from their topics (accounts, audit and
+ * suppressions in Redis, activity in ClickHouse), copies every account event to
+ * the never-compacted history the audit is built from (archiver.ts), sweeps activity past 30 days
  * hourly, and serves its metrics (lag per partition) on 127.0.0.1. On SIGTERM or
  * SIGINT it stops consuming, writes what it holds, and exits.
  */
@@ -39,7 +40,10 @@ const projector = await startProjector({
   metrics: new ProjectorMetrics(registry),
 });
 const server = await serveMetrics(registry, metricsPort);
-logger.info({ metrics: `http://127.0.0.1:${metricsPort}/metrics`, groups: projector.groups }, 'projector running');
+logger.info(
+  { metrics: `http://127.0.0.1:${metricsPort}/metrics`, groups: projector.groups, archiver: projector.archiverGroup },
+  'projector running',
+);
 void projector.refreshLag().catch(() => undefined);
 
 let stopping = false;

@@ -6,21 +6,25 @@ import { deadLetterTopicOf, type TopicNames } from '@sendline/infra';
  */
 
 /** The views the projector keeps, each from its topic. */
-export type ProjectionName = 'accounts' | 'suppressions' | 'allowance' | 'activity' | 'deadLetters';
+export type ProjectionName = 'accounts' | 'audit' | 'suppressions' | 'allowance' | 'activity' | 'deadLetters';
 export const PROJECTIONS: readonly ProjectionName[] = [
   'accounts',
+  'audit',
   'suppressions',
   'allowance',
   'activity',
   'deadLetters',
 ];
 /** The views kept in Redis: each keeps its position with its data (`<ns>:positions:<view>`). */
-export const REDIS_PROJECTIONS: readonly ProjectionName[] = ['accounts', 'suppressions', 'allowance'];
+export const REDIS_PROJECTIONS: readonly ProjectionName[] = ['accounts', 'audit', 'suppressions', 'allowance'];
 
 export function topicsOf(projection: ProjectionName, topics: TopicNames): string[] {
   switch (projection) {
     case 'accounts':
       return [topics.accounts];
+    // The audit keeps every account event: it reads the history the archiver copies, never the compacted topic.
+    case 'audit':
+      return [topics.accountsHistory];
     case 'suppressions':
       return [topics.suppressions];
     case 'allowance':
@@ -32,7 +36,15 @@ export function topicsOf(projection: ProjectionName, topics: TopicNames): string
   }
 }
 
-/** The consumer group of a projection: `projector-accounts`, `projector-suppressions`, …, `projector-deadLetters`. */
+/**
+ * The consumer group of a projection: `projector-accounts`, `projector-audit`, `projector-suppressions`,
+ * `projector-allowance`, `projector-activity`, `projector-deadLetters`.
+ */
 export function groupOf(projection: ProjectionName, prefix = 'projector'): string {
   return `${prefix}-${projection}`;
+}
+
+/** The archiver's consumer group (`projector-accounts-archiver`): it copies `accounts` to `accounts.history`. */
+export function archiverGroupOf(prefix = 'projector'): string {
+  return `${prefix}-accounts-archiver`;
 }

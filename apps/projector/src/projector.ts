@@ -3,6 +3,8 @@ import {
   activityHandler,
   AccountsView,
   allowanceHandler,
+  auditHandler,
+  AuditView,
   AllowanceView,
   ClickHouseActivityWriter,
   deadLettersHandler,
@@ -19,9 +21,10 @@ import {
   type RunningConsumer,
 } from '@sendline/infra';
 import { pino, type Logger } from 'pino';
+import { ARCHIVER, startAccountsArchiver } from './archiver';
 import { ProjectorMetrics } from './metrics';
 import { consumerLag, type PartitionLag } from './offsets';
-import { groupOf, PROJECTIONS, REDIS_PROJECTIONS, topicsOf, type ProjectionName } from './projections';
+import { archiverGroupOf, groupOf, PROJECTIONS, REDIS_PROJECTIONS, topicsOf, type ProjectionName } from './projections';
 import { RetentionSweep } from './retention';
 
 export interface ProjectorOptions {
@@ -34,8 +37,13 @@ export interface ProjectorOptions {
   namespace?: string;
   /** Consumer groups are `<groupPrefix>-<projection>` (default `projector`). */
   groupPrefix?: string;
-  /** Which projections to run (default all three). */
+  /** Which projections to run (default all). */
   projections?: readonly ProjectionName[];
+  /**
+   * Whether to run the accounts archiver, which copies `accounts` to `accounts.history` (where the audit is
+   * projected from) under `<groupPrefix>-accounts-archiver`. Default: when the audit projection runs.
+   */
+  archive?: boolean;
   logger?: Logger;
   metrics?: ProjectorMetrics;
   /** The clock of the retention sweep. */
@@ -58,11 +66,13 @@ export interface ProjectorOptions {
 export interface RunningProjector {
   /** The consumer group of each projection that runs. */
   groups: Partial<Record<ProjectionName, string>>;
+  /** The archiver's consumer group, when it runs. */
+  archiverGroup: string | undefined;
   metrics: ProjectorMetrics;
   writer: ClickHouseActivityWriter | undefined;
   sweep: RetentionSweep | undefined;
   /** Measures every projection's lag per partition and sets the gauge. */
-  refreshLag(): Promise<(PartitionLag & { projection: ProjectionName })[]>;
+  refreshLag(): Promise<(PartitionLag & { projection: ProjectionName | typeof ARCHIVER })[]>;
   /** Stops consuming (the batch in hand finishes and is committed), flushes, stops the sweep. */
   stop(): Promise<void>;
 }
@@ -81,6 +91,9 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
   const projections = options.projections ?? PROJECTIONS;
   const groups: Partial<Record<ProjectionName, string>> = {};
   const consumers: RunningConsumer[] = [];
+  let archiver: RunningConsumer | undefined;
+  const archiverGroup =
+    (options.archive ?? projections.includes('audit')) ? archiverGroupOf(options.groupPrefix) : undefined;
   let writer: ClickHouseActivityWriter | undefined;
   let sweep: RetentionSweep | undefined;
   const timers: { lag?: NodeJS.Timeout } = {};
@@ -91,6 +104,8 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
     switch (projection) {
       case 'accounts':
         return accountsHandler(new AccountsView(options.redis, namespace), options.redis, positionsKey(projection));
+      case 'audit':
+        return auditHandler(new AuditView(options.redis, namespace), options.redis, positionsKey(projection));
       case 'suppressions':
         return suppressionsHandler(
           new SuppressionView(options.redis, namespace),
@@ -122,10 +137,15 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
     const admin = options.store.kafka.admin();
     await admin.connect();
     try {
-      const all: (PartitionLag & { projection: ProjectionName })[] = [];
+      const all: (PartitionLag & { projection: ProjectionName | typeof ARCHIVER })[] = [];
       for (const projection of projections) {
         const lags = await consumerLag(admin, groups[projection]!, topicsOf(projection, options.store.topics));
         all.push(...lags.map((lag) => ({ ...lag, projection })));
+      }
+      if (archiverGroup) {
+        // Must stay far below a day: older events of `accounts` may be compacted away before they are copied.
+        const lags = await consumerLag(admin, archiverGroup, [options.store.topics.accounts]);
+        all.push(...lags.map((lag) => ({ ...lag, projection: ARCHIVER })));
       }
       metrics.lag.reset();
       for (const lag of all) {
@@ -177,7 +197,7 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
     clearInterval(timers.lag);
     // Write what is buffered now, so the batches in hand finish quickly and get committed.
     const flushing = writer?.flush().catch(() => undefined);
-    await Promise.all(consumers.map((consumer) => consumer.stop()));
+    await Promise.all([...consumers, ...(archiver ? [archiver] : [])].map((consumer) => consumer.stop()));
     await flushing;
     await writer?.close().catch((error: unknown) => logger.error({ err: error }, 'final activity flush failed'));
     await sweep?.stop();
@@ -224,6 +244,16 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
       );
       logger.info({ projection, groupId }, 'projection started');
     }
+    if (archiverGroup) {
+      archiver = await startAccountsArchiver({
+        store: options.store,
+        groupId: archiverGroup,
+        logger,
+        metrics,
+        ...(options.sessionTimeoutMs ? { sessionTimeoutMs: options.sessionTimeoutMs } : {}),
+      });
+      logger.info({ groupId: archiverGroup }, 'accounts archiver started');
+    }
     if (options.retention !== false && projections.includes('activity')) {
       sweep = new RetentionSweep({
         client: options.clickhouse,
@@ -247,5 +277,5 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
   );
   timers.lag.unref();
 
-  return { groups, metrics, writer, sweep, refreshLag, stop };
+  return { groups, archiverGroup, metrics, writer, sweep, refreshLag, stop };
 }

@@ -4,6 +4,7 @@ import {
   rebuildAccounts,
   rebuildActivity,
   rebuildAllowance,
+  rebuildAudit,
   rebuildDeadLetters,
   rebuildSuppressions,
   type ClickHouseClient,
@@ -23,7 +24,7 @@ export type ReplayableView = ProjectionName;
 export interface ReplayOptions {
   /** The event store; the view's topics are its `topics` (pass a store on other topics to replay those). */
   store: EventStore;
-  /** Redis, for the Redis views (`suppressions`, `accounts`, `allowance`). */
+  /** Redis, for the Redis views (`suppressions`, `accounts`, `audit`, `allowance`). */
   redis?: Redis;
   /** The live views' Redis namespace (default `sl`). */
   namespace?: string;
@@ -220,13 +221,26 @@ function rebuildableView(view: ReplayableView, options: ReplayOptions, id: strin
   }
   const redis = options.redis;
   if (!redis) throw new Error(`replaying ${view} needs options.redis`);
-  const rebuild = { suppressions: rebuildSuppressions, accounts: rebuildAccounts, allowance: rebuildAllowance }[view];
+  const rebuild = {
+    suppressions: rebuildSuppressions,
+    accounts: rebuildAccounts,
+    audit: rebuildAudit,
+    allowance: rebuildAllowance,
+  }[view];
   return rebuild(redis, options.namespace ?? 'sl', id);
 }
 
 function summarize(report: ReplayReport, options: ReplayOptions): string {
-  const built = `${report.view}: rebuilt ${report.events} events in ${(report.buildMs / 1000).toFixed(1)} s (${report.eventsPerSecond} events/s)`;
+  const built = `${report.view}: rebuilt ${report.events} events of ${report.topics.join(', ')} in ${(report.buildMs / 1000).toFixed(1)} s (${report.eventsPerSecond} events/s)`;
   const orgs = `${report.organizations.rebuilt} organizations`;
+  const said = summaryOutcome(report, options, built, orgs);
+  // The audit is a view of its own, from the never-compacted history: say so where an operator might expect it.
+  return report.view === 'accounts'
+    ? `${said} The audit is not part of it: \`replay audit\` rebuilds it from ${options.store.topics.accountsHistory}.`
+    : said;
+}
+
+function summaryOutcome(report: ReplayReport, options: ReplayOptions, built: string, orgs: string): string {
   if (report.equal && report.swapped) return `${built}; equal to the live view (${orgs}); swapped in.`;
   if (report.equal) return `${built}; equal to the live view (${orgs}); not swapped (dry run).`;
   const differ = `${report.differenceCount} of ${Math.max(report.organizations.live, report.organizations.rebuilt)} organizations differ`;

@@ -9,11 +9,21 @@ export const MESSAGE_RETENTION_DAYS = 30;
 export const MESSAGE_TOPIC_RETENTION_MS = (MESSAGE_RETENTION_DAYS + 3) * DAY_MS;
 /** A message may carry 10 MB of content; base64 and the Avro envelope add about a third. */
 export const MAX_EVENT_BYTES = 20 * 1024 * 1024;
+/**
+ * The account history (the console's audit) is kept 400 days: a year of "who did what", plus a month's margin for
+ * a yearly review that runs late. Account events are few (a handful per organization and week), so this costs little.
+ */
+export const ACCOUNT_HISTORY_RETENTION_DAYS = 400;
 
 export interface TopicNames {
   messages: string;
   suppressions: string;
   accounts: string;
+  /**
+   * Every account event, copied from the compacted `accounts` topic by the projector's archiver and never compacted:
+   * the audit's history, keyed by organization.
+   */
+  accountsHistory: string;
   /** Deferred deliveries waiting for their next attempt (the sender's durable retry schedule). */
   deliveryRetries: string;
   /**
@@ -27,6 +37,7 @@ export const defaultTopicNames: TopicNames = {
   messages: 'email.messages',
   suppressions: 'email.suppressions',
   accounts: 'accounts',
+  accountsHistory: 'accounts.history',
   deliveryRetries: 'email.delivery-retries',
   webhookCalls: 'webhooks.calls',
 };
@@ -37,6 +48,7 @@ export function prefixedTopicNames(prefix: string): TopicNames {
     messages: `${prefix}.${defaultTopicNames.messages}`,
     suppressions: `${prefix}.${defaultTopicNames.suppressions}`,
     accounts: `${prefix}.${defaultTopicNames.accounts}`,
+    accountsHistory: `${prefix}.${defaultTopicNames.accountsHistory}`,
     deliveryRetries: `${prefix}.${defaultTopicNames.deliveryRetries}`,
     webhookCalls: `${prefix}.${defaultTopicNames.webhookCalls}`,
   };
@@ -70,6 +82,15 @@ export function topicConfigs(names: TopicNames = defaultTopicNames, partitions =
         { name: 'cleanup.policy', value: 'compact' },
         { name: 'retention.ms', value: '-1' },
         { name: 'min.compaction.lag.ms', value: String(DAY_MS) },
+      ],
+    },
+    {
+      // Never compacted (the audit needs every event, not each entity's latest): deleted only past its retention.
+      topic: names.accountsHistory,
+      numPartitions: 3,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'delete' },
+        { name: 'retention.ms', value: String(ACCOUNT_HISTORY_RETENTION_DAYS * DAY_MS) },
       ],
     },
     {

@@ -1,5 +1,5 @@
 /**
- * The views built from the log, one folder each: `suppressions/` and `accounts/` and `allowance/` (Redis),
+ * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/` and `allowance/` (Redis),
  * `activity/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch is applied to
  * it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
  *
@@ -14,5 +14,6 @@ export * from './rebuildable';
 export * from './redisRebuild';
 export * from './suppressions';
 export * from './accounts';
+export * from './audit';
 export * from './allowance';
 export * from './activity';

@@ -21,6 +21,8 @@ export interface RedisViewLayout {
   name: string;
   /** Patterns of the view's keys in a namespace (its positions hash aside). */
   patterns(namespace: string): string[];
+  /** Whether a key the patterns match is the view's (another view's keys may match them too); default all. */
+  owns?(namespace: string, key: string): boolean;
   /** The organizations a namespace holds anything for. */
   organizations(namespace: string): Promise<string[]>;
   fingerprints(namespace: string, organizations: string[]): Promise<Map<string, OrganizationFingerprint>>;
@@ -37,7 +39,10 @@ export function redisRebuild(redis: Redis, layout: RedisViewLayout, namespace: s
   const rebuilt = `${live}.replay.${id}`;
   if (/[*?[\]\s]/.test(live)) throw new Error(`namespace ${JSON.stringify(live)} holds glob characters`);
   const patterns = (ns: string) => [...layout.patterns(ns), positionsKeyOf(ns, layout.name)];
-  const keysOf = async (ns: string) => (await Promise.all(patterns(ns).map((p) => scanKeys(redis, p)))).flat();
+  const keysOf = async (ns: string) =>
+    (await Promise.all(patterns(ns).map((p) => scanKeys(redis, p))))
+      .flat()
+      .filter((key) => layout.owns?.(ns, key) ?? true);
   const removeKeys = async (keys: string[]) => {
     for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
   };

@@ -11,6 +11,7 @@ describe('serviceAddresses', () => {
       messages: 'bench-1a2b.email.messages',
       suppressions: 'bench-1a2b.email.suppressions',
       accounts: 'bench-1a2b.accounts',
+      accountsHistory: 'bench-1a2b.accounts.history',
       deliveryRetries: 'bench-1a2b.email.delivery-retries',
       webhookCalls: 'bench-1a2b.webhooks.calls',
     });

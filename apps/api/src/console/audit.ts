@@ -5,8 +5,9 @@ import { memberAllowedTo } from './session';
 
 /**
  * The Audit page (admins): who changed what in the organization's account and when, newest first — the account
- * events as the accounts view keeps them (each with the actor its command recorded: a console member's address,
- * 'admin command line'; null for an event written before actors were recorded).
+ * events as the audit view keeps them, projected from the never-compacted `accounts.history` (each with the actor
+ * its command recorded: a console member's address, 'admin command line'; null for an event written before actors
+ * were recorded).
  */
 export function auditPage(deps: ApiDependencies) {
   return async function (api: Api): Promise<void> {

@@ -21,7 +21,7 @@ import { defaultTopicNames, ensureTopics, type TopicNames } from '../topics';
 import { consume, type ConsumeOptions, type RunningConsumer } from './consumer';
 import type { ConsumedEvent, StoredEvent } from './events';
 import { createKafka, withAdmin } from './kafka';
-import { EventProducer } from './producer';
+import { EventProducer, type OutgoingMessage } from './producer';
 import { EventReader, type OffsetRanges } from './reader';
 
 export type { ConsumeOptions, ConsumerPositions, RunningConsumer } from './consumer';
@@ -35,6 +35,7 @@ export {
 export type { ConsumedEvent, EventPosition, StoredEvent } from './events';
 export { createKafka, withAdmin } from './kafka';
 export type { OffsetRanges } from './reader';
+export type { OutgoingMessage } from './producer';
 
 export interface EventStoreOptions {
   brokers: string[];
@@ -100,6 +101,14 @@ export class EventStore {
    */
   append(events: StoredEvent[]): Promise<void> {
     return this.producer.append(events);
+  }
+
+  /**
+   * Appends records already encoded (an event copied unchanged to another topic), acknowledged as `append` is.
+   * Records of one key keep their order.
+   */
+  appendRecords(records: OutgoingMessage[]): Promise<void> {
+    return this.producer.appendRecords(records);
   }
 
   /** Creates the topics that do not exist yet; leaves existing ones as they are. */

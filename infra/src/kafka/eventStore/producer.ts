@@ -80,6 +80,15 @@ export class EventProducer {
       const value = await this.options.codec.encode(topic, event);
       messages.push({ topic, key, value, headers: { 'event-type': event.type, 'event-id': event.metadata.eventId } });
     }
+    return this.appendRecords(messages);
+  }
+
+  /**
+   * Appends records already encoded (an archiver copying events to another topic unchanged) through the same
+   * group commit, with the same acknowledgement, timeout and fail-fast as `append`.
+   */
+  async appendRecords(messages: OutgoingMessage[]): Promise<void> {
+    if (messages.length === 0) return;
     const acknowledged = new Promise<void>((resolve, reject) => {
       this.queue.push({ messages, resolve, reject });
       this.flush();
@@ -258,7 +267,8 @@ export class EventProducer {
   }
 }
 
-interface OutgoingMessage {
+/** One record to append: its topic and key, its encoded event, its headers. */
+export interface OutgoingMessage {
   topic: string;
   key: string;
   value: Buffer;

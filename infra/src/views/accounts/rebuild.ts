@@ -2,13 +2,15 @@ import type { Redis } from '../../redis/client';
 import { positionsKeyOf } from '../positions';
 import type { RebuildableView } from '../rebuildable';
 import { redisRebuild, scanKeys } from '../redisRebuild';
+import { AuditView } from '../audit/view';
 import { accountsHandler } from './apply';
 import { accountFingerprints } from './fingerprint';
 import { AccountsView } from './view';
 
 /**
  * The accounts view rebuilt into a fresh namespace, for a replay. Its keys: `<ns>:apikey:*`, `<ns>:org:*`
- * and `<ns>:organizations`.
+ * and `<ns>:organizations`, but not `<ns>:org:<id>:audit` (the audit view's, rebuilt from the history topic:
+ * this replay neither renames nor deletes it).
  */
 export function rebuildAccounts(redis: Redis, namespace: string, id: string): RebuildableView {
   const view = (ns: string) => new AccountsView(redis, ns);
@@ -17,6 +19,7 @@ export function rebuildAccounts(redis: Redis, namespace: string, id: string): Re
     {
       name: 'accounts',
       patterns: (ns) => [view(ns).apiKeyKey('*'), view(ns).organizationKey('*'), view(ns).organizationsKey],
+      owns: (ns, key) => !new AuditView(redis, ns).isAuditKey(key),
       organizations: async (ns) => {
         const ids = new Set<string>();
         const prefix = view(ns).organizationKey('');

@@ -1,5 +1,4 @@
 import {
-  auditSubject,
   disabledWebhookState,
   initialOrganizationState,
   webhookConfig,
@@ -14,6 +13,7 @@ import {
   type WebhookState,
 } from '@sendline/domain';
 import type { Redis } from 'ioredis';
+import { AuditView, type AuditEntry } from '../audit/view';
 import type { ViewWriter } from '../positions';
 
 type EntityKind = 'members' | 'domains' | 'keys' | 'webhooks';
@@ -21,17 +21,6 @@ type EntityKind = 'members' | 'domains' | 'keys' | 'webhooks';
 /** What the API needs to authenticate a request, read in one round trip by the key's hash. */
 export interface StoredApiKey extends ApiKeyRecord {
   prefix: string;
-}
-
-/** One change of an organization's account, as the console's audit shows it. */
-export interface AuditEntry {
-  at: number;
-  eventId: string;
-  /** The event type: MemberAdded, ApiKeyIssued… */
-  action: string;
-  subject: string;
-  /** Who made it (EventMetadata.actor), or null when it was not recorded. */
-  actor: string | null;
 }
 
 export interface OrganizationRecord {
@@ -51,12 +40,20 @@ export interface OrganizationRecord {
  *   <ns>:org:<id>:members|domains|keys|webhooks   hash: entity id → JSON state
  *                                   (webhooks: HttpAuth's password and the signing secret stay sealed)
  *   <ns>:organizations              set of organization ids
+ *
+ * The audit (`<ns>:org:<id>:audit`) is the audit view's (../audit/), projected from the never-compacted history
+ * topic; this view writes it only when applying a command's own events at once (`apply`), so the console shows the
+ * change on its Audit page before the projector has copied it.
  */
 export class AccountsView {
+  private readonly auditView: AuditView;
+
   constructor(
     private readonly redis: Redis,
     readonly namespace = 'sl',
-  ) {}
+  ) {
+    this.auditView = new AuditView(redis, namespace);
+  }
 
   apiKeyKey(keyHash: string): string {
     return `${this.namespace}:apikey:${keyHash}`;
@@ -67,9 +64,6 @@ export class AccountsView {
   private entitiesKey(id: string, kind: EntityKind): string {
     return `${this.namespace}:org:${id}:${kind}`;
   }
-  auditKey(organizationId: string): string {
-    return `${this.namespace}:org:${organizationId}:audit`;
-  }
   get organizationsKey(): string {
     return `${this.namespace}:organizations`;
   }
@@ -78,25 +72,19 @@ export class AccountsView {
   async apply(events: readonly AccountEvent[]): Promise<void> {
     if (events.length === 0) return;
     const p = this.redis.pipeline();
-    for (const event of events) this.write(p, event);
+    for (const event of events) {
+      this.write(p, event);
+      this.auditView.write(p, event);
+    }
     const results = await p.exec();
     const failed = results?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
   }
 
-  /** The view's writes for one event (the projector adds them to its batch, with the view's position). */
+  /** The view's writes for one event (the projector adds them to its batch, with the view's position); no audit. */
   write(p: ViewWriter, event: AccountEvent): void {
     const org = event.metadata.organizationId;
     const at = event.metadata.occurredAt;
-    // The audit: every event once (the same event gives the same entry, so applying it again changes nothing).
-    const entry: AuditEntry = {
-      at,
-      eventId: event.metadata.eventId,
-      action: event.type,
-      subject: auditSubject(event),
-      actor: event.metadata.actor ?? null,
-    };
-    p.zadd(this.auditKey(org), at, JSON.stringify(entry));
     switch (event.type) {
       case 'OrganizationCreated':
         p.hset(this.organizationKey(org), 'id', org);
@@ -261,18 +249,9 @@ export class AccountsView {
     return new Map([...all.values()].map((webhook) => [webhook.webhookId, webhook]));
   }
 
-  /** The organization's audit, newest first: `count` entries from `offset`, and how many there are. */
-  async audit(
-    organizationId: string,
-    count: number,
-    offset: number,
-  ): Promise<{ total: number; entries: AuditEntry[] }> {
-    const key = this.auditKey(organizationId);
-    const [total, members] = await Promise.all([
-      this.redis.zcard(key),
-      this.redis.zrevrange(key, offset, offset + count - 1),
-    ]);
-    return { total, entries: members.map((json) => JSON.parse(json) as AuditEntry) };
+  /** The organization's audit, newest first: `count` entries from `offset`, and how many there are (the audit view's). */
+  audit(organizationId: string, count: number, offset: number): Promise<{ total: number; entries: AuditEntry[] }> {
+    return this.auditView.entries(organizationId, count, offset);
   }
 
   /** One member of an organization, or null. */
