@@ -44,7 +44,7 @@ import {
   dkimRecordValue,
   EventStore,
   loadLocalServicesEnv,
-  scanKeys,
+  deleteKeys,
   secretKeyFromEnv,
   serviceAddresses,
   signMessage,
@@ -453,8 +453,7 @@ async function main(): Promise<void> {
   } finally {
     await Promise.all(processes.map(stopProcess));
     // The senders' guard marks of this run's groups go with it, so a benchmark leaves Redis as it found it.
-    const marks = await scanKeys(redis, `sl:sender:bench-sender-${run}-*`);
-    for (let i = 0; i < marks.length; i += 1000) await redis.unlink(...marks.slice(i, i + 1000));
+    await deleteKeys(redis, `sl:sender:bench-sender-${run}-*`);
     await store.disconnect();
     redis.disconnect();
   }

@@ -24,6 +24,7 @@ import {
   serviceAddresses,
   topicConfigs,
   type StoredEvent,
+  deleteKeys,
 } from '@sendline/infra';
 import { replayView, startProjector, type ProjectionName, type RunningProjector } from '@sendline/projector';
 import { benchTopics } from './support';
@@ -68,12 +69,7 @@ async function cleanUp() {
     .map((d) => d.name)
     .filter((name) => name.startsWith(database));
   for (const db of dbs) await clickhouse.command({ query: `DROP DATABASE IF EXISTS ${db}` });
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${namespace}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
-  } while (cursor !== '0');
+  await deleteKeys(redis, `${namespace}*`);
   await store.disconnect();
   await clickhouse.close();
   redis.disconnect();

@@ -32,6 +32,7 @@ import {
   encryptSecret,
   EventStore,
   scanKeys,
+  unlinkKeys,
   type Redis,
   loadLocalServicesEnv,
   secretKeyFromEnv,
@@ -273,7 +274,7 @@ async function removeRedisState(
     ...callIds.map((id) => `sl:webhooks:answered:${id}`),
     ...(await scanKeys(redis, `sl:*${organizationId}*`)),
   ];
-  for (let i = 0; i < named.length; i += 1000) await redis.unlink(...named.slice(i, i + 1000));
+  await unlinkKeys(redis, named);
 }
 
 await main();

@@ -9,7 +9,7 @@ import {
   type ConsumedEvent,
   type EventStore,
   type Redis,
-  scanKeys,
+  deleteKeys,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testAccountsService } from '../support/api';
@@ -33,8 +33,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   for (const namespace of [view.namespace, `${view.namespace}-rebuilt`]) {
-    const keys = await scanKeys(redis, `${namespace}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteKeys(redis, `${namespace}:*`);
   }
   await store.disconnect();
   redis.disconnect();

@@ -27,7 +27,7 @@ import {
   EventStore,
   mailHostFromEnv,
   prefixedTopicNames,
-  scanKeys,
+  deleteKeys,
   secretKeyFromEnv,
   topicConfigs,
   txtResolverFromEnv,
@@ -88,8 +88,7 @@ describe('the audit, projected from the account history', () => {
   });
   afterAll(async () => {
     await projector?.stop();
-    const keys = await scanKeys(redis, `${namespace}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteKeys(redis, `${namespace}*`);
     redis.disconnect();
     await clickhouse.close();
     const admin = compacted.kafka.admin();

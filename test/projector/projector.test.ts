@@ -21,7 +21,7 @@ import {
   type EventStore,
   type Redis,
   type StoredEvent,
-  scanKeys,
+  deleteKeys,
 } from '@sendline/infra';
 import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import {
@@ -51,8 +51,7 @@ describe('the projector', () => {
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL');
     for (const projector of running) await projector.stop();
-    const keys = await scanKeys(redis, `${namespace}:*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteKeys(redis, `${namespace}:*`);
     redis.disconnect();
     await dropDatabase();
     await deleteTopicsAndDisconnect(store);

@@ -14,6 +14,7 @@ import {
   type EventStore,
   type Redis,
   type StoredEvent,
+  deleteKeys,
   scanKeys,
 } from '@sendline/infra';
 import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
@@ -102,8 +103,7 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
   });
   afterAll(async () => {
     await projector.stop();
-    const keys = await scanKeys(redis, `${namespace}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteKeys(redis, `${namespace}*`);
     redis.disconnect();
     await dropDatabase();
     await deleteTopicsAndDisconnect(store);

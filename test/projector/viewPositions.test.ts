@@ -15,6 +15,7 @@ import {
   type EventStore,
   type Redis,
   type StoredEvent,
+  deleteKeys,
   scanKeys,
 } from '@sendline/infra';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
@@ -39,8 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const projector of running) await projector.stop();
-  const keys = await scanKeys(redis, `${namespace}*`);
-  for (let i = 0; i < keys.length; i += 500) await redis.del(...keys.slice(i, i + 500));
+  await deleteKeys(redis, `${namespace}*`);
   redis.disconnect();
   await clickhouse.close();
   await deleteTopicsAndDisconnect(store);

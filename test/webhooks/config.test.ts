@@ -18,7 +18,7 @@ import {
   type EventStore,
   type HostResolver,
   type Redis,
-  scanKeys,
+  deleteKeys,
 } from '@sendline/infra';
 import {
   createTestOrganization,
@@ -214,8 +214,7 @@ describe('replay accounts rebuilds the webhook configuration', () => {
   });
   afterAll(async () => {
     await projector?.stop();
-    const keys = await scanKeys(redis, `${namespace}*`);
-    if (keys.length > 0) await redis.del(...keys);
+    await deleteKeys(redis, `${namespace}*`);
     redis.disconnect();
     await clickhouse.close();
     await deleteTopicsAndDisconnect(store);

@@ -9,7 +9,7 @@ import {
   type EventStore,
   type Redis,
   type TestMailServer,
-  scanKeys,
+  deleteKeys,
 } from '@sendline/infra';
 import { replayView } from '@sendline/projector';
 import type { Sender } from '@sendline/sender';
@@ -309,8 +309,7 @@ describe('a webhook failing every call', () => {
       expect(rebuilt?.disabled).toEqual(live?.disabled);
       expect(rebuilt?.disabled).toMatchObject({ failingSince, reason: 'answered 503' });
     } finally {
-      const keys = await scanKeys(api.deps.redis, `${namespace}*`);
-      if (keys.length > 0) await api.deps.redis.del(...keys);
+      await deleteKeys(api.deps.redis, `${namespace}*`);
     }
 
     // A PUT, even one that changes nothing, enables it again: the next event is called.

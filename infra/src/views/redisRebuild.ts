@@ -15,6 +15,16 @@ export async function scanKeys(redis: Redis, pattern: string): Promise<string[]>
   return [...new Set(keys)];
 }
 
+/** Removes `keys` (UNLINK, 500 at a time, so no command grows without bound). */
+export async function unlinkKeys(redis: Redis, keys: readonly string[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
+}
+
+/** Removes every key matching `pattern` (a test's or a benchmark's namespace when it is done). */
+export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  await unlinkKeys(redis, await scanKeys(redis, pattern));
+}
+
 /** What a Redis view tells the replay about itself, for a namespace: its keys, its organizations, its apply. */
 export interface RedisViewLayout {
   /** The view's name: its positions hash is `<ns>:positions:<name>`. */
@@ -43,9 +53,7 @@ export function redisRebuild(redis: Redis, layout: RedisViewLayout, namespace: s
     (await Promise.all(patterns(ns).map((p) => scanKeys(redis, p))))
       .flat()
       .filter((key) => layout.owns?.(ns, key) ?? true);
-  const removeKeys = async (keys: string[]) => {
-    for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
-  };
+  const removeKeys = (keys: string[]) => unlinkKeys(redis, keys);
 
   return {
     live,
