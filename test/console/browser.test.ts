@@ -59,7 +59,7 @@ afterAll(async () => {
 });
 
 /** Repeats `step` (a reload, a search) until `target` shows: the pipeline and the projections are asynchronous. */
-async function until(target: Locator, step: () => Promise<unknown>, what: string, timeoutMs = 60_000): Promise<void> {
+async function until(target: Locator, step: () => Promise<unknown>, what: string, timeoutMs = 40_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await target.isVisible().catch(() => false)) return;
@@ -250,15 +250,17 @@ describe('setting up and sending', () => {
 
   it('shows a hard bounce in Suppressions, and removes it', async () => {
     const bounced = `hardbounce-${run}@example.net`;
+    // Searched before the bounce: Search pressed again, unchanged, looks again.
+    await openSection(page, 'Suppressions');
+    await page.getByLabel('Email address').fill(bounced);
+    const search = page.getByRole('button', { name: 'Search', exact: true });
+    await search.click();
+    await page.getByText('No suppression matches.').waitFor();
     const sent = await call(stack.api.baseUrl, 'POST', '/email', {
       key: liveKey,
       body: { From: `orders@${domain}`, To: bounced, Subject: `Bounce ${run}`, TextBody: 'Hello' },
     });
     expect(sent.status).toBe(200);
-    await openSection(page, 'Suppressions');
-    await page.getByLabel('Email address').fill(bounced);
-    const search = page.getByRole('button', { name: 'Search', exact: true });
-    await search.click();
     const row = page.getByRole('row', { name: new RegExp(bounced) });
     await until(row, () => search.click(), 'the hard bounce in Suppressions');
     await expect(row.innerText()).resolves.toContain('HardBounce');
@@ -301,6 +303,12 @@ describe("a message's HTML body", () => {
       `<script>fetch('${remoteOrigin}/script'); top.document.title = 'script ran';</script>` +
       `<img src="data:," onerror="fetch('${remoteOrigin}/onerror')">` +
       `<iframe src="${remoteOrigin}/frame"></iframe></body></html>`;
+    // The member searches before the message exists; pressing Search again, unchanged, looks again.
+    await openSection(page, 'Activity');
+    await page.getByLabel('Recipient').fill(recipient);
+    const search = page.getByRole('button', { name: 'Search', exact: true });
+    await search.click();
+    await page.getByText('No message matches these filters').waitFor();
     const sent = await call(stack.api.baseUrl, 'POST', '/email', {
       key: liveKey,
       body: { From: `orders@${domain}`, To: recipient, Subject: subject, HtmlBody: html, TextBody: 'Big offer' },
@@ -309,12 +317,8 @@ describe("a message's HTML body", () => {
     const requested: string[] = [];
     page.on('request', (request) => requested.push(request.url()));
 
-    await openSection(page, 'Activity');
-    await page.getByLabel('Recipient').fill(recipient);
-    const search = page.getByRole('button', { name: 'Search', exact: true });
-    await search.click();
     const link = page.getByRole('link', { name: subject });
-    await until(link, () => search.click(), 'the HTML message in Activity');
+    await until(link, () => search.click(), 'the HTML message in Activity', 30_000);
     await link.click();
     const body = page.frameLocator('iframe.html-body');
     await body.getByRole('heading', { name: 'Big offer' }).waitFor();

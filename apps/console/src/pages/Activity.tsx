@@ -24,7 +24,9 @@ export function ActivityPage() {
     for (const name of FILTERS) if (next[name]) params.set(name, next[name]!);
     if (nextOffset > 0) params.set('offset', String(nextOffset));
     const text = params.toString();
-    navigate(`/activity${text ? `?${text}` : ''}`);
+    // The same search again is a fresh look: the address does not change, so the page is read again.
+    if (JSON.stringify([next, nextOffset]) === key) messages.reload();
+    else navigate(`/activity${text ? `?${text}` : ''}`);
   };
 
   return (

@@ -25,7 +25,10 @@ export function SuppressionsPage({ me }: { me: Me }) {
 
   const search = (event: FormEvent) => {
     event.preventDefault();
-    setFilters({ email: draft.email.trim(), origin: draft.origin });
+    const next = { email: draft.email.trim(), origin: draft.origin };
+    // The same search again is a fresh look at the list, which the bounces and complaints keep changing.
+    if (next.email === filters.email && next.origin === filters.origin) list.reload();
+    else setFilters(next);
   };
 
   return (
