@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Command, type RedisOptions } from 'ioredis';
 import { defineAllowanceCommands } from '../views/allowance/view';
 import { definePositionCommands } from '../views/positions';
 
@@ -14,6 +14,8 @@ export interface RedisClientOptions {
    */
   commandTimeoutMs?: number;
 }
+
+const DEFAULT_COMMAND_TIMEOUT_MS = 800;
 
 /** How long the client waits between reconnection attempts at most: a restarted Redis is found within this. */
 export const REDIS_RECONNECT_MAX_DELAY_MS = 500;
@@ -34,20 +36,48 @@ export function createRedis(url: string, options: RedisClientOptions = {}): Redi
     lazyConnect: options.lazyConnect ?? false,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
-    commandTimeout: options.commandTimeoutMs ?? 800,
+    // ioredis's own command timeout is replaced by the answer deadline below (withAnswerDeadline).
     connectTimeout: 1000,
     retryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
     // Commands issued in the same tick (concurrent requests' lookups) leave in one write.
     enableAutoPipelining: true,
   });
-  return failFast(redis);
+  return failFast(redis, options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+}
+
+/**
+ * Fails a command whose answer has not come `ms` after it was sent ("Command timed out", as ioredis's own
+ * commandTimeout) — but only once the answers that already arrived have been read. ioredis's timer fires in the
+ * event loop's timers phase, before the poll phase reads the sockets: after a stall of our own process (a long GC
+ * pause, the CPU taken by others) longer than `ms`, it failed commands whose answers were waiting, unread, in the
+ * socket, and the API answered 503 "Redis unavailable" for a Redis that had answered in a millisecond. Here the
+ * timer hands over to setImmediate, which runs after the poll phase: an answer that is there is read first.
+ */
+function withAnswerDeadline(redis: Redis, ms: number): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = ((command: Command, ...rest: unknown[]) => {
+    const answer = (send as (command: Command, ...rest: unknown[]) => unknown)(command, ...rest);
+    if (!command.isResolved) {
+      const timer = setTimeout(
+        () =>
+          setImmediate(() => {
+            if (!command.isResolved) command.reject(new Error('Command timed out'));
+          }),
+        ms,
+      );
+      const clear = () => clearTimeout(timer);
+      command.promise.then(clear, clear);
+    }
+    return answer;
+  }) as Redis['sendCommand'];
 }
 
 /**
  * Turns the offline queue off once the client is first ready, and makes `duplicate()` give a client that behaves
  * the same (it would otherwise copy the queue switched off before its own first connection).
  */
-function failFast(redis: Redis): Redis {
+function failFast(redis: Redis, commandTimeoutMs: number): Redis {
+  withAnswerDeadline(redis, commandTimeoutMs);
   // Our Lua commands exist on every client from the start, so every auto-pipeline has them (see positions.ts).
   definePositionCommands(redis);
   defineAllowanceCommands(redis);
@@ -59,6 +89,6 @@ function failFast(redis: Redis): Redis {
   redis.on('error', () => undefined);
   const duplicate = redis.duplicate.bind(redis) as (override?: Partial<RedisOptions>) => Redis;
   redis.duplicate = ((override?: Partial<RedisOptions>) =>
-    failFast(duplicate({ enableOfflineQueue: true, ...override }))) as Redis['duplicate'];
+    failFast(duplicate({ enableOfflineQueue: true, ...override }), commandTimeoutMs)) as Redis['duplicate'];
   return redis;
 }
