@@ -119,6 +119,8 @@ async function main(): Promise<void> {
   const secrets = new Map<string, string>();
   const latencies: number[] = [];
   const seen = new Set<string>();
+  /** Per call (Webhook-Id): its event's time and when its first attempt arrived, for the stages below. */
+  const arrivals = new Map<string, { deliveredAt: number; receivedAt: number }>();
   let received = 0;
   let duplicates = 0;
   let badSignatures = 0;
@@ -142,7 +144,9 @@ async function main(): Promise<void> {
       received++;
       firstAt ||= now;
       lastAt = now;
-      latencies.push(now - Date.parse((JSON.parse(body) as { DeliveredAt: string }).DeliveredAt));
+      const deliveredAt = Date.parse((JSON.parse(body) as { DeliveredAt: string }).DeliveredAt);
+      latencies.push(now - deliveredAt);
+      if (!arrivals.has(id)) arrivals.set(id, { deliveredAt, receivedAt: now });
       response.writeHead(200).end('ok');
     });
   });
@@ -243,6 +247,7 @@ async function main(): Promise<void> {
 
   webhooks.kill('SIGTERM');
   await new Promise((resolve) => webhooks.once('exit', resolve));
+  await printStages(store, addresses.topics.webhookCalls, arrivals);
   server.closeAllConnections();
   server.close();
   const topics = [
@@ -257,6 +262,38 @@ async function main(): Promise<void> {
   await removeRedisState(redis, org.organizationId, messageIds, [...seen]);
   await store.disconnect();
   redis.disconnect();
+}
+
+/**
+ * Where the time went, read after the run (so reading costs the run nothing): each call's first record on
+ * webhooks.calls carries when the dispatcher appended it (the record's timestamp). Dispatcher = event → call
+ * appended (fetching the event, reading the webhooks and summaries, deciding); caller = appended → received
+ * (fetching the call, waiting for the endpoint's turn, signing, the HTTP call).
+ */
+async function printStages(
+  store: EventStore,
+  callsTopic: string,
+  arrivals: Map<string, { deliveredAt: number; receivedAt: number }>,
+): Promise<void> {
+  const dispatcher: number[] = [];
+  const caller: number[] = [];
+  await store.readAll([callsTopic], async (items) => {
+    for (const { event, message } of items) {
+      if (!event || event.type !== 'WebhookCallScheduled') continue;
+      const arrival = arrivals.get((event.data as { callId: string }).callId);
+      if (!arrival) continue;
+      const appendedAt = Number(message.timestamp);
+      dispatcher.push(appendedAt - arrival.deliveredAt);
+      caller.push(arrival.receivedAt - appendedAt);
+    }
+  });
+  dispatcher.sort((a, b) => a - b);
+  caller.sort((a, b) => a - b);
+  const figures = (sorted: number[]) =>
+    `p50 ${percentile(sorted, 50)} ms, p90 ${percentile(sorted, 90)} ms, p99 ${percentile(sorted, 99)} ms, ` +
+    `max ${sorted.at(-1)} ms`;
+  console.log(`stages (${caller.length} calls): dispatcher (event → call appended) ${figures(dispatcher)}`);
+  console.log(`                    caller (call appended → received) ${figures(caller)}`);
 }
 
 /**
