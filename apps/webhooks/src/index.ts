@@ -19,7 +19,7 @@ export {
 } from './attempts';
 export { startCaller, type CallerOptions, type RunningCaller } from './caller';
 export { isWebhookCallScheduled, type WebhookCallScheduled, type WebhookCallScheduledData } from './callRecord';
-export { webhooksConfigFromEnv, type WebhooksConfig } from './config';
+export { WEBHOOKS_NODE_FLAGS, webhooksConfigFromEnv, type WebhooksConfig } from './config';
 export { attemptEventIdOf, callIdOf, decideCalls } from './decide';
 export { startDispatcher, type DispatcherOptions } from './dispatcher';
 export { AddressRefusedError, WebhookHttp, type CallResult, type WebhookHttpOptions } from './http';
