@@ -30,7 +30,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
@@ -57,7 +57,7 @@ import type { MessageAcceptedData } from '@sendline/domain';
 import { cpuBySteps, perMessage } from './cpuSteps';
 import { postfixReference } from './postfix';
 import { composeAndSignLoop, presignedToSink, type ReferenceRow } from './references';
-import { PROFILE_FLAGS, waitForHttp } from './support';
+import { cpuMs, percentile, PROFILE_FLAGS, waitForHttp } from './support';
 
 const PHASE_S = Number(process.env.BENCH_PHASE_S ?? 15);
 const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').map(Number);
@@ -94,30 +94,6 @@ function child(script: string, args: string[], env: Record<string, string>, ipc 
     env: { ...process.env, ...env },
     stdio: ipc ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'inherit'],
   });
-}
-
-/** CPU time (ms) used so far by a process and its live descendants (the API's workers are children of its primary). */
-function cpuMs(p: ChildProcess): number {
-  const ofPid = (pid: number): number => {
-    let total = 0;
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-      for (const task of readdirSync(`/proc/${pid}/task`)) {
-        const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
-        for (const child of children ? children.split(' ') : []) total += ofPid(Number(child));
-      }
-    } catch {
-      // gone meanwhile
-    }
-    return total;
-  };
-  return p.pid === undefined ? NaN : ofPid(p.pid);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
 async function main(): Promise<void> {

@@ -1,4 +1,8 @@
-/** What the benchmarks share: their own topic names, profiling flags, waiting for a server to answer. */
+/**
+ * What the benchmarks share: their own topic names, profiling flags, waiting for a server to answer, a process's CPU
+ * time, percentiles.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
 import { prefixedTopicNames, type TopicNames } from '@sendline/infra';
 
 /** Topics of a benchmark run of its own (`bench-<run>.…`), so that it never reads or fills the real ones. */
@@ -26,4 +30,29 @@ export async function waitForHttp(url: string, timeoutMs = 30_000): Promise<void
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`${url} did not come up`);
+}
+
+/** CPU time (ms) used so far by a process and its live descendants (the API's workers are children of its primary). */
+export function cpuMs(p: { pid?: number | undefined }): number {
+  const ofPid = (pid: number): number => {
+    let total = 0;
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+      for (const task of readdirSync(`/proc/${pid}/task`)) {
+        const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+        for (const child of children ? children.split(' ') : []) total += ofPid(Number(child));
+      }
+    } catch {
+      // gone meanwhile
+    }
+    return total;
+  };
+  return p.pid === undefined ? NaN : ofPid(p.pid);
+}
+
+/** The value at percentile `p` (nearest rank) of ascending `sorted`; NaN when empty. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }

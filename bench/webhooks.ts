@@ -24,7 +24,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -45,9 +44,9 @@ import {
   withAdmin,
   deadLetterTopicOf,
 } from '@sendline/infra';
-import { POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
+import { isWebhookCallScheduled, POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
 import { createTestOrganization } from '../test/support/api';
-import { PROFILE_FLAGS } from './support';
+import { cpuMs, percentile, PROFILE_FLAGS } from './support';
 
 const WEBHOOKS = Number(process.env.BENCH_WEBHOOKS ?? 10);
 const RATE = Number(process.env.BENCH_RATE ?? 200);
@@ -55,21 +54,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_S ?? 5);
 const DRAIN_MS = 20_000;
 const TICK_MS = 50;
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-function cpuMs(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return NaN;
-  }
-}
 
 function accepted(organizationId: string, messageId: string, to: string, at: number): MessageAccepted {
   return {
@@ -208,7 +192,7 @@ async function main(): Promise<void> {
       if (errors <= 5 && (line.includes('"level":"error"') || line.includes('"level":"warn"'))) console.error(line);
     });
   });
-  const cpuBefore = cpuMs(webhooks.pid);
+  const cpuBefore = cpuMs(webhooks);
   const ownCpuBefore = process.cpuUsage();
 
   console.log(
@@ -242,7 +226,7 @@ async function main(): Promise<void> {
   const expected = total * WEBHOOKS;
   const deadline = Date.now() + DRAIN_MS;
   while (received < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  const cpu = cpuMs(webhooks.pid) - cpuBefore;
+  const cpu = cpuMs(webhooks) - cpuBefore;
   const ownCpu = process.cpuUsage(ownCpuBefore);
 
   latencies.sort((a, b) => a - b);
@@ -301,8 +285,8 @@ async function printStages(
   const caller: number[] = [];
   await store.readAll([callsTopic], async (items) => {
     for (const { event, message } of items) {
-      if (!event || event.type !== 'WebhookCallScheduled') continue;
-      const arrival = arrivals.get((event.data as { callId: string }).callId);
+      if (!event || !isWebhookCallScheduled(event)) continue;
+      const arrival = arrivals.get(event.data.callId);
       if (!arrival) continue;
       const appendedAt = Number(message.timestamp);
       dispatcher.push(appendedAt - arrival.deliveredAt);
