@@ -139,7 +139,13 @@ describe('the postmark 5.1.0 client reading activity', () => {
       });
       expect(found.Messages[0]?.To).toEqual([{ Email: 'list@example.net', Name: '' }]);
 
-      const details = await client.getOutboundMessageDetails(sent.MessageID);
+      // Under load the activity store may answer a query after its deadline: the API then says 503, retriable
+      // (README, "When a service is down"), and a client retries — as here.
+      const details = await eventually(
+        () => client.getOutboundMessageDetails(sent.MessageID),
+        30_000,
+        'the message details',
+      );
       expect(details.TextBody).toBe('body text');
       expect(details.MessageEvents.map((e) => e.Type)).toContain('Accepted');
     } finally {

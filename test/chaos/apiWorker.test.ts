@@ -88,12 +88,22 @@ class ApiProcess {
   }
 
   async ready(workers: number): Promise<void> {
+    let readiness = 'not asked';
     await waitUntil(
-      async () =>
-        this.listeningWorkers().length >= workers &&
-        (await fetch(`http://127.0.0.1:${this.port}/readyz`).catch(() => undefined))?.status === 200,
+      async () => {
+        if (this.listeningWorkers().length < workers) return false;
+        const answer = await fetch(`http://127.0.0.1:${this.port}/readyz`).then(
+          async (response) => `${response.status} ${await response.text()}`,
+          (error: Error) => `${error.name}: ${error.message}`,
+        );
+        readiness = answer;
+        return answer.startsWith('200 ');
+      },
       90_000,
-      `the API's ${workers} workers to listen (output: ${this.output})`,
+      () =>
+        `the API's ${workers} workers to listen and be ready (listening: ${this.listeningWorkers().length}; ` +
+        `last /readyz: ${readiness}; exit: ${this.child.exitCode ?? this.child.signalCode ?? 'running'}; ` +
+        `output: ${this.output})`,
     );
   }
 }
@@ -185,7 +195,11 @@ describe('an API worker killed with SIGKILL during 500 keyed sends (the default 
     const listenedAfterKill = () =>
       api.lines.find(({ at, line }) => at >= killedAt && line.msg === 'API worker listening');
     const replacementServed = (async () => {
-      await waitUntil(() => !!listenedAfterKill(), 60_000, `a worker to replace ${victim} (output: ${api.output})`);
+      await waitUntil(
+        () => !!listenedAfterKill(),
+        60_000,
+        () => `a worker to replace ${victim} (output: ${api.output})`,
+      );
       const pid = listenedAfterKill()!.line.pid as number;
       await probeUntil(api, () => api.firstAnswerOf(pid) !== undefined, 30_000);
     })();

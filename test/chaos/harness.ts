@@ -72,14 +72,21 @@ export const senderApp = (env: () => NodeJS.ProcessEnv) => new AppProcess('sende
 export const projectorApp = (env: () => NodeJS.ProcessEnv) =>
   new AppProcess('projector', 'apps/projector/src/main.ts', env);
 
-/** Polls `check` every 100 ms until it is true, or fails naming `what`. */
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string) {
+/**
+ * Polls `check` every 100 ms until it is true, or fails naming `what` — a function when what it says (a process's
+ * output so far, say) is to be read at the failure, not at the start.
+ */
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string | (() => string),
+) {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await Promise.resolve(check()).catch(() => false)) return;
     await sleep(100);
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${typeof what === 'function' ? what() : what}`);
 }
 
 /**
