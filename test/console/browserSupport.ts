@@ -6,6 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
 import { positionNewGroup, type Sender } from '@sendline/sender';
 import {
+  AllowanceCounter,
   createClickHouse,
   createTxtResolver,
   MemoryZone,
@@ -33,8 +34,8 @@ import { originOf, testConsoleServices } from './support';
  * The console's browser tests' stack, every part real: the API (with the console's pages built by `npm run build`)
  * on loopback; the sender (in this process, delivering only the test organization's and the system organization's
  * mail, so the sign-in links go through the pipeline) to the test mail server; the activity and suppression
- * projections under fresh consumer groups (the suppressions into a Redis namespace of the test's own, which the
- * API reads); a DNS server on loopback that the console's "verify now" asks; Debian's chromium, headless.
+ * projections under fresh consumer groups (the suppressions and the allowance into a Redis namespace of the test's
+ * own, which the API reads); a DNS server on loopback that the console's "verify now" asks; Debian's chromium, headless.
  */
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -65,9 +66,11 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     const namespace = uniqueName('test-console');
     const api = await startTestApi((deps) => {
       const suppressions = new SuppressionView(deps.redis, namespace);
-      const withView = { ...deps, suppressions };
+      const allowance = new AllowanceCounter(deps.redis, namespace);
+      const withView = { ...deps, suppressions, allowance };
       return {
         suppressions,
+        allowance,
         console: testConsoleServices(withView, { resolveTxt: createTxtResolver({ servers: [dns.address] }) }),
       };
     });
@@ -92,6 +95,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     const { store } = api.deps;
     await positionNewGroup(store, groupOf('activity', groupPrefix), [store.topics.messages], 'latest');
     await positionNewGroup(store, groupOf('suppressions', groupPrefix), [store.topics.suppressions], 'latest');
+    await positionNewGroup(store, groupOf('allowance', groupPrefix), [store.topics.messages], 'latest');
     const projector: RunningProjector = await startProjector({
       store,
       redis: api.deps.redis,
@@ -99,7 +103,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       database: addresses.clickhouseDatabase,
       groupPrefix,
       namespace,
-      projections: ['activity', 'suppressions'],
+      projections: ['activity', 'suppressions', 'allowance'],
       retention: false,
       writer: { maxDelayMs: 100 },
     });
