@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
+import { groupOf, startProjector, topicsOf, type ProjectionName, type RunningProjector } from '@sendline/projector';
 import { positionNewGroup, type Sender } from '@sendline/sender';
 import {
   AllowanceCounter,
@@ -93,9 +93,10 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
     closers.push(() => clickhouse.close());
     const groupPrefix = uniqueName('test-console-projector');
     const { store } = api.deps;
-    await positionNewGroup(store, groupOf('activity', groupPrefix), [store.topics.messages], 'latest');
-    await positionNewGroup(store, groupOf('suppressions', groupPrefix), [store.topics.suppressions], 'latest');
-    await positionNewGroup(store, groupOf('allowance', groupPrefix), [store.topics.messages], 'latest');
+    const projections: ProjectionName[] = ['activity', 'suppressions', 'allowance'];
+    for (const projection of projections) {
+      await positionNewGroup(store, groupOf(projection, groupPrefix), topicsOf(projection, store.topics), 'latest');
+    }
     const projector: RunningProjector = await startProjector({
       store,
       redis: api.deps.redis,
@@ -103,7 +104,7 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       database: addresses.clickhouseDatabase,
       groupPrefix,
       namespace,
-      projections: ['activity', 'suppressions', 'allowance'],
+      projections,
       retention: false,
       writer: { maxDelayMs: 100 },
     });
