@@ -9,11 +9,11 @@ import {
   type SuppressionView,
 } from '@sendline/infra';
 import { senderCommands, type SenderCommands } from './commands';
-import { signMessages } from './compose';
-import { deliver } from './deliver';
+import { MessageSigner, yieldToEventLoop, type Signed } from './compose';
+import { deliver, type Delivery } from './deliver';
 import type { DeliveryLedger } from './ledger';
 import type { Limiter } from './limiter';
-import { decideOutcomes } from './outcomes';
+import { decideOutcomes, type OutcomeContext, type Outcomes } from './outcomes';
 import { planDelivery, type DeliveryJob, type Plan } from './plan';
 
 export type { DeliveryJob } from './plan';
@@ -28,15 +28,18 @@ export type { DeliveryJob } from './plan';
  *    (a second copy of a message's MessageAccepted is skipped whole: one message, one delivery), and plan
  *    each message (plan.ts): recipients already concluded are skipped; recipients whose server already said
  *    250 (the guard) get their Delivered from the ledger, without a send; the others are sent to.
- * 2. Compose and DKIM-sign each message that has recipients to send to (compose.ts).
- * 3. Append MessageSent (first attempts): the delivery is under way. Its event id is the message's
+ * 2. Compose and DKIM-sign the messages that have recipients to send to (compose.ts), one at a time; each one
+ *    goes on to steps 3 and 4 as soon as it is signed, while the next is composed.
+ * 3. Append the message's MessageSent (first attempts): the delivery is under way. Its event id is the message's
  *    (eventIdFor(messageId, 'sent')): appended again after a fault (Kafka took it, the ledger's `sent` was
- *    not written), it is the same event, and the activity store shows it once.
+ *    not written), it is the same event, and the activity store shows it once. The event store's group commit
+ *    appends the Sents of messages signed meanwhile together.
  * 4. Deliver (deliver.ts): one SMTP transaction per (message, recipient domain), at most `limiter`'s many at
- *    once; each writes the guard for the recipients its server accepted as soon as its 250 arrives.
- * 5. Decide the outcomes per recipient (outcomes.ts), with SuppressionAdded for hard bounces and a retry
- *    record (DeliveryRetryScheduled) for the deferred ones; append them all at once; then write the ledger and
- *    apply the suppressions to the suppression view (so the next send to the address is refused at once).
+ *    once; each writes the guard for the recipients its server accepted as soon as its 250 arrives. The message's
+ *    outcomes are decided when its last transaction ends (so a Delivered says when its server took it).
+ * 5. Once every message of the run is done: the outcomes per recipient (outcomes.ts), with SuppressionAdded for
+ *    hard bounces and a retry record (DeliveryRetryScheduled) for the deferred ones, are appended all at once;
+ *    then the ledger is written and the suppressions applied to the suppression view (so the next send to the address is refused at once).
  *
  * Where each recipient stands is the domain's message state, built from what the attempt has in hand (plan.ts):
  * the MessageAccepted event, the MessageSent it decides (appended once, see the ledger), and, on a retry, the
@@ -70,6 +73,9 @@ export interface PipelineDependencies {
   random: () => number;
 }
 
+/** One message's attempt: delivered (or not, when it could not be signed) with its outcomes; or never started. */
+type Attempt = { delivery: Delivery; outcomes: Outcomes; signingFailure?: unknown } | { notStarted: unknown };
+
 /** A message the run could not settle: a failure (not signed, a guard not written) or recipients held. */
 interface Unsettled {
   messageId: string;
@@ -99,44 +105,76 @@ export class DeliveryPipeline {
     report.duplicates = duplicates;
     for (const plan of plans) report.skipped += plan.skipped;
 
-    // 2. Compose and sign. A message that cannot be signed sends nothing (its guarded recipients still conclude).
-    const signed = await signMessages(
-      plans.filter((plan) => plan.toSend.length > 0),
-      this.deps.dkimKeys,
-    );
-    const rawOf = (plan: Plan) => {
-      const message = signed.get(plan.messageId);
-      return message && 'raw' in message ? message.raw : undefined;
-    };
-
-    // 3. Sent, before anything leaves.
-    const sending = plans.filter(
-      (plan) => plan.sent.length > 0 && (rawOf(plan) !== undefined || plan.fromGuard.length > 0),
-    );
-    await this.commands.messages.commit(sending.flatMap((plan) => plan.sent));
-    await this.deps.ledger.markSent(sending.map((plan) => plan.messageId));
-
-    // 4. Deliver.
-    const deliveries = await Promise.all(plans.map((plan) => deliver(plan, rawOf(plan), this.deps)));
-    for (const delivery of deliveries) report.transactions += delivery.transactions;
+    // 2-4, message by message: each is signed in turn, and as soon as it is, its Sent is appended and its
+    // transactions queued, while the next one is signed (a message never waits for the rest of its chunk to be
+    // composed). Once one message's Sent cannot be appended, no further message is started.
+    const signer = new MessageSigner(plans, this.deps.dkimKeys);
+    const context = { commands: this.commands, retryPolicy: this.deps.retryPolicy, now: this.deps.now };
+    const attempts: Promise<Attempt>[] = [];
+    let stopped: unknown;
+    for (const plan of plans) {
+      if (stopped !== undefined) {
+        attempts.push(Promise.resolve({ notStarted: stopped }));
+        continue;
+      }
+      const signed = plan.toSend.length > 0 ? await signer.sign(plan) : undefined;
+      const attempt = this.attempt(plan, signed, context);
+      attempt.then(
+        (done) => {
+          if ('notStarted' in done) stopped ??= done.notStarted;
+        },
+        () => undefined,
+      );
+      attempts.push(attempt);
+      if (signed) await yieldToEventLoop();
+    }
+    const results = await Promise.all(attempts);
+    for (const result of results) if ('delivery' in result) report.transactions += result.delivery.transactions;
 
     // 5. Outcomes: appended (outcomes, suppressions and retry records at once) before the ledger says they were,
     // and the ledger written before the view, so that a run repeated after a fault finds them recorded.
-    const context = { commands: this.commands, retryPolicy: this.deps.retryPolicy, now: this.deps.now };
-    const outcomes = plans.map((plan, i) => decideOutcomes(plan, deliveries[i]!, context));
+    const outcomes = results.flatMap((result) => ('outcomes' in result ? [result.outcomes] : []));
     for (const kind of outcomes.flatMap((outcome) => outcome.kinds)) report.outcomes[kind]++;
     await this.commands.messages.commit(outcomes.flatMap((outcome) => outcome.events));
     await this.deps.ledger.record(outcomes.flatMap((outcome) => outcome.ledger));
     await this.deps.suppressions.apply(outcomes.flatMap((outcome) => outcome.suppressions));
 
     const unsettled = plans.flatMap((plan, i): Unsettled[] => {
-      const message = signed.get(plan.messageId);
-      const failure = message && 'failure' in message ? message.failure : deliveries[i]!.failure;
-      const held = [...plan.held, ...outcomes[i]!.held];
+      const result = results[i]!;
+      if ('notStarted' in result) return [{ messageId: plan.messageId, failure: result.notStarted, held: plan.held }];
+      const failure = result.signingFailure ?? result.delivery.failure;
+      const held = [...plan.held, ...result.outcomes.held];
       return failure !== undefined || held.length > 0 ? [{ messageId: plan.messageId, failure, held }] : [];
     });
-    if (unsettled.length > 0) throw failureOf(unsettled);
+    if (unsettled.length > 0) {
+      // A message not started (its Sent not appended or not marked: Kafka or Redis away) is tried again with the
+      // run, and the run fails with that cause, unless another message makes trying again blind.
+      const failure = failureOf(unsettled);
+      const interrupted = results.find((result) => 'notStarted' in result);
+      throw interrupted && declaredRetriable(failure) === true ? interrupted.notStarted : failure;
+    }
     return report;
+  }
+
+  /**
+   * Steps 3-5 for one message: its Sent appended (if it has any recipient to send to or concluded by the guard; the
+   * event store's group commit puts the Sents of messages signed meanwhile in one request) and marked in the
+   * ledger, its transactions, and its outcomes decided the moment they are known (appended with the run's).
+   * A Sent not appended or not marked: nothing of the message is sent (`notStarted`).
+   */
+  private async attempt(plan: Plan, signed: Signed | undefined, context: OutcomeContext): Promise<Attempt> {
+    const raw = signed && 'raw' in signed ? signed.raw : undefined;
+    const signingFailure = signed && 'failure' in signed ? signed.failure : undefined;
+    if (plan.sent.length > 0 && (raw !== undefined || plan.fromGuard.length > 0)) {
+      try {
+        await this.commands.messages.commit([...plan.sent]);
+        await this.deps.ledger.markSent([plan.messageId]);
+      } catch (failure) {
+        return { notStarted: failure };
+      }
+    }
+    const delivery = await deliver(plan, raw, this.deps);
+    return { delivery, outcomes: decideOutcomes(plan, delivery, context), signingFailure };
   }
 
   /** Step 1: one plan per message, from its ledger (read, and claimed by a first attempt's MessageAccepted). */
