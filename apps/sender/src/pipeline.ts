@@ -73,6 +73,13 @@ export interface PipelineDependencies {
   random: () => number;
 }
 
+/**
+ * The most messages a run streams (each leaves as soon as it is signed). A larger run means messages were waiting
+ * (the sender is behind): it signs them all, appends their Sents at once and then delivers them, which costs less
+ * CPU a message (measured with bench:e2e's flat-out phase: about 4 ms a message against 6.5 ms streamed).
+ */
+const STREAMED_RUN = 50;
+
 /** One message's attempt: delivered (or not, when it could not be signed) with its outcomes; or never started. */
 type Attempt = { delivery: Delivery; outcomes: Outcomes; signingFailure?: unknown } | { notStarted: unknown };
 
@@ -105,29 +112,49 @@ export class DeliveryPipeline {
     report.duplicates = duplicates;
     for (const plan of plans) report.skipped += plan.skipped;
 
-    // 2-4, message by message: each is signed in turn, and as soon as it is, its Sent is appended and its
+    // 2-4, message by message: each is signed in turn and, as soon as it is, its Sent is appended and its
     // transactions queued, while the next one is signed (a message never waits for the rest of its chunk to be
-    // composed). Once one message's Sent cannot be appended, no further message is started.
+    // composed). The Sents of the messages signed while an append is in flight go together in the next one (no
+    // timer: a lone message's Sent goes at once). A run larger than STREAMED_RUN goes in one wave, once all its
+    // messages are signed. Once a Sent cannot be appended, no further message is started.
     const signer = new MessageSigner(plans, this.deps.dkimKeys);
     const context = { commands: this.commands, retryPolicy: this.deps.retryPolicy, now: this.deps.now };
+    const signed: (Signed | undefined)[] = [];
     const attempts: Promise<Attempt>[] = [];
+    const ready: number[] = [];
+    const smallestWave = plans.length > STREAMED_RUN ? plans.length : 1;
+    let signing = true;
+    let wake: (() => void) | undefined;
     let stopped: unknown;
-    for (const plan of plans) {
-      if (stopped !== undefined) {
-        attempts.push(Promise.resolve({ notStarted: stopped }));
-        continue;
+    const waves = (async () => {
+      for (;;) {
+        if (ready.length === 0 && !signing) return;
+        if (ready.length < smallestWave && signing) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          continue;
+        }
+        const wave = ready.splice(0);
+        stopped ??= await this.startSending(wave.map((i) => ({ plan: plans[i]!, signed: signed[i] })));
+        for (const i of wave) {
+          attempts[i] =
+            stopped !== undefined
+              ? Promise.resolve({ notStarted: stopped })
+              : this.deliverMessage(plans[i]!, signed[i], context);
+          attempts[i].catch(() => undefined); // awaited below, with the others
+        }
       }
-      const signed = plan.toSend.length > 0 ? await signer.sign(plan) : undefined;
-      const attempt = this.attempt(plan, signed, context);
-      attempt.then(
-        (done) => {
-          if ('notStarted' in done) stopped ??= done.notStarted;
-        },
-        () => undefined,
-      );
-      attempts.push(attempt);
-      if (signed) await yieldToEventLoop();
+    })();
+    for (const [i, plan] of plans.entries()) {
+      if (stopped !== undefined) break;
+      signed[i] = plan.toSend.length > 0 ? await signer.sign(plan) : undefined;
+      ready.push(i);
+      wake?.();
+      if (signed[i]) await yieldToEventLoop();
     }
+    signing = false;
+    wake?.();
+    await waves;
+    for (const i of plans.keys()) attempts[i] ??= Promise.resolve({ notStarted: stopped });
     const results = await Promise.all(attempts);
     for (const result of results) if ('delivery' in result) report.transactions += result.delivery.transactions;
 
@@ -157,24 +184,31 @@ export class DeliveryPipeline {
   }
 
   /**
-   * Steps 3-5 for one message: its Sent appended (if it has any recipient to send to or concluded by the guard; the
-   * event store's group commit puts the Sents of messages signed meanwhile in one request) and marked in the
-   * ledger, its transactions, and its outcomes decided the moment they are known (appended with the run's).
-   * A Sent not appended or not marked: nothing of the message is sent (`notStarted`).
+   * Step 3 for the messages signed since the last append: their Sents appended at once (the messages with a
+   * recipient to send to, or concluded by the guard) and marked in the ledger. Resolves with the failure when
+   * they could not be (nothing of these messages is sent then), else undefined.
    */
-  private async attempt(plan: Plan, signed: Signed | undefined, context: OutcomeContext): Promise<Attempt> {
-    const raw = signed && 'raw' in signed ? signed.raw : undefined;
-    const signingFailure = signed && 'failure' in signed ? signed.failure : undefined;
-    if (plan.sent.length > 0 && (raw !== undefined || plan.fromGuard.length > 0)) {
-      try {
-        await this.commands.messages.commit([...plan.sent]);
-        await this.deps.ledger.markSent([plan.messageId]);
-      } catch (failure) {
-        return { notStarted: failure };
-      }
+  private async startSending(messages: { plan: Plan; signed: Signed | undefined }[]): Promise<unknown> {
+    const sending = messages
+      .filter(({ plan, signed }) => plan.sent.length > 0 && ((signed && 'raw' in signed) || plan.fromGuard.length > 0))
+      .map(({ plan }) => plan);
+    try {
+      await this.commands.messages.commit(sending.flatMap((plan) => plan.sent));
+      await this.deps.ledger.markSent(sending.map((plan) => plan.messageId));
+      return undefined;
+    } catch (failure) {
+      return failure;
     }
-    const delivery = await deliver(plan, raw, this.deps);
-    return { delivery, outcomes: decideOutcomes(plan, delivery, context), signingFailure };
+  }
+
+  /** Step 4 for one message, and its outcomes decided the moment they are known (appended with the run's). */
+  private async deliverMessage(plan: Plan, signed: Signed | undefined, context: OutcomeContext): Promise<Attempt> {
+    const delivery = await deliver(plan, signed && 'raw' in signed ? signed.raw : undefined, this.deps);
+    return {
+      delivery,
+      outcomes: decideOutcomes(plan, delivery, context),
+      signingFailure: signed && 'failure' in signed ? signed.failure : undefined,
+    };
   }
 
   /** Step 1: one plan per message, from its ledger (read, and claimed by a first attempt's MessageAccepted). */
