@@ -1,41 +1,35 @@
-import { composeMessage, signMessage, type DkimKeys, type DkimSigningKey } from '@sendline/infra';
+import { composeMessage, signMessage, type DkimKeys } from '@sendline/infra';
 import type { Plan } from './plan';
 
 /** A message ready to leave (its raw, DKIM-signed MIME), or why it cannot. */
 export type Signed = { raw: Buffer } | { failure: unknown };
 
-export const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Step 2 of a delivery attempt (see pipeline.ts): the DKIM key of each message's From domain, looked up for all of
- * a run's messages at once (a key is read once and cached: DkimKeys), then each message composed and signed when
- * its turn comes (`sign`). This is the CPU-heavy step (about 1-4 ms a message): the pipeline signs one message at a
- * time and lets the event loop go between two, so a 250 arriving meanwhile has its guard written after one
- * message's work, not after a whole chunk's (500 messages composed together held a 250 back for over 100 ms), and a
- * signed message leaves while the next one is composed.
+ * Step 2 of a delivery attempt (see pipeline.ts): compose and DKIM-sign each message that has recipients to send
+ * to, one message at a time, the event loop let go between two. This is the CPU-heavy step (about 1-4 ms a
+ * message), and other transactions are in flight meanwhile (another partition's chunk, the retry consumer): a
+ * 250 arriving now has its guard written after one message's work, not after a whole chunk's (500 messages
+ * composed together held a 250 back for over 100 ms). Keyed by message id.
  */
-export class MessageSigner {
-  private readonly keys = new Map<string, Promise<{ key: DkimSigningKey } | { error: unknown }>>();
-
-  constructor(plans: readonly Plan[], dkimKeys: DkimKeys) {
-    for (const plan of plans) {
-      this.keys.set(
-        plan.messageId,
-        dkimKeys.keyFor(plan.organizationId, plan.job.accepted.data.from.email).then(
-          (key) => ({ key }),
-          (error: unknown) => ({ error }),
-        ),
-      );
-    }
-  }
-
-  async sign(plan: Plan): Promise<Signed> {
+export async function signMessages(plans: readonly Plan[], dkimKeys: DkimKeys): Promise<Map<string, Signed>> {
+  const signed = new Map<string, Signed>();
+  const keys = plans.map((plan) =>
+    dkimKeys.keyFor(plan.organizationId, plan.job.accepted.data.from.email).then(
+      (key) => ({ key }),
+      (error: unknown) => ({ error }),
+    ),
+  );
+  for (const [i, plan] of plans.entries()) {
     try {
-      const found = await this.keys.get(plan.messageId)!;
+      const found = await keys[i]!;
       if ('error' in found) throw found.error;
-      return { raw: await signMessage(await composeMessage(plan.job.accepted.data), found.key) };
+      signed.set(plan.messageId, { raw: await signMessage(await composeMessage(plan.job.accepted.data), found.key) });
     } catch (failure) {
-      return { failure };
+      signed.set(plan.messageId, { failure });
     }
+    await yieldToEventLoop();
   }
+  return signed;
 }
