@@ -1,5 +1,4 @@
-import type { Admin } from 'kafkajs';
-import { retry, type EventStore } from '@sendline/infra';
+import { retry, withAdmin, type EventStore, type RetryOptions } from '@sendline/infra';
 
 /**
  * Where a consumer group that has never committed starts. 'earliest': at the beginning of each topic
@@ -9,7 +8,8 @@ import { retry, type EventStore } from '@sendline/infra';
  * committed offsets always resumes from them.
  *
  * Kafka's retriable answers (a broker just started says NOT_COORDINATOR until it has loaded the group's
- * coordinator) are tried again for about 20 s; setting a fresh group's offsets twice sets them to the same ends.
+ * coordinator) are tried again for about 20 s a step. Whether the group is fresh is decided once, and each topic is
+ * positioned on its own: a retry after some topics were set never takes them for the group's own commits.
  */
 export async function positionNewGroup(
   store: EventStore,
@@ -18,29 +18,20 @@ export async function positionNewGroup(
   at: 'earliest' | 'latest',
 ): Promise<void> {
   if (at === 'earliest') return;
-  const admin = store.kafka.admin();
-  await admin.connect();
-  try {
-    await retry(() => positionAtEnds(admin, groupId, topics), {
-      maxAttempts: 12,
-      initialDelayMs: 200,
-      maxDelayMs: 3_000,
-    });
-  } finally {
-    await admin.disconnect();
-  }
+  await withAdmin(store.kafka, async (admin) => {
+    const committed = await retry(() => admin.fetchOffsets({ groupId, topics: [...topics] }), KAFKA_ANSWERS);
+    if (committed.some((topic) => topic.partitions.some((p) => Number(p.offset) >= 0))) return;
+    for (const topic of topics) {
+      await retry(async () => {
+        const ends = await admin.fetchTopicOffsets(topic);
+        await admin.setOffsets({
+          groupId,
+          topic,
+          partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
+        });
+      }, KAFKA_ANSWERS);
+    }
+  });
 }
 
-async function positionAtEnds(admin: Admin, groupId: string, topics: readonly string[]): Promise<void> {
-  const committed = await admin.fetchOffsets({ groupId, topics: [...topics] });
-  const hasCommitted = committed.some((topic) => topic.partitions.some((p) => Number(p.offset) >= 0));
-  if (hasCommitted) return;
-  for (const topic of topics) {
-    const ends = await admin.fetchTopicOffsets(topic);
-    await admin.setOffsets({
-      groupId,
-      topic,
-      partitions: ends.map((end) => ({ partition: end.partition, offset: end.high })),
-    });
-  }
-}
+const KAFKA_ANSWERS: RetryOptions = { maxAttempts: 12, initialDelayMs: 200, maxDelayMs: 3_000 };
