@@ -3,7 +3,13 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deadLetterTopicOf, EventStore, type RunningConsumer, type StoredEvent } from '@sendline/infra';
+import {
+  deadLetterTopicOf,
+  EventStore,
+  ServiceUnavailableError,
+  type RunningConsumer,
+  type StoredEvent,
+} from '@sendline/infra';
 import { eventually, freshEventStore, uniqueName } from './support/services';
 
 function memberAdded(organizationId: string, email: string, role = 'developer'): StoredEvent {
@@ -126,6 +132,37 @@ describe('the Kafka event store', () => {
     const letter = dead.find((d) => d.eventId === poison.metadata.eventId);
     expect(letter?.error).toContain('projector bug');
     expect(letter?.attempts).toBe('3');
+  });
+
+  it('handles an event again, and never dead-letters it, while its handler’s appends go unanswered by Kafka', async () => {
+    // The sender's shape: a batch handler, unknown errors never retried. Its MessageSent append failing with "no
+    // broker reachable" (may have landed, so declared not retriable) used to dead-letter the message: never sent.
+    const org = randomUUID();
+    const event = memberAdded(org, 'unanswered@example.com');
+    await store.append([event]);
+    let calls = 0;
+    const handled: string[] = [];
+    running.push(
+      await store.consume({
+        groupId: uniqueName('unanswered-group'),
+        topics: [store.topics.accounts],
+        retryUnknownErrors: false,
+        initialRetryDelayMs: 10,
+        handleBatch: async (items) => {
+          const ours = items.filter((item) => item.event.metadata.organizationId === org);
+          if (ours.length === 0) return;
+          if (++calls <= 3) {
+            throw new ServiceUnavailableError('kafka', 'no Kafka broker is reachable', { retriable: false });
+          }
+          handled.push(...ours.map((item) => item.event.metadata.eventId));
+        },
+      }),
+    );
+    await eventually(async () => (handled.length > 0 ? true : undefined), 30_000, 'the event to be handled');
+    expect(handled).toEqual([event.metadata.eventId]);
+    expect(calls).toBe(4);
+    const dead = await readDeadLetters(store, deadLetterTopicOf(store.topics.accounts));
+    expect(dead.filter((letter) => letter.eventId === event.metadata.eventId)).toEqual([]);
   });
 
   it('sends a value that is not an event of ours to the dead-letter topic without calling the handler', async () => {

@@ -105,10 +105,26 @@ export function unavailableService(error: unknown): Dependency | undefined {
 /**
  * Whether a consumer should wait for a service rather than count the failure against the event: the error names
  * an unreachable service and does not declare itself non-retriable (a sender that could not write its guard after
- * a 250 must not send again, whatever the cause).
+ * a 250 must not send again, whatever the cause), or it is an append Kafka did not answer (see unansweredAppend).
  */
 export function isOutage(error: unknown): boolean {
-  return declaredRetriable(error) !== false && unavailableService(error) !== undefined;
+  if (unavailableService(error) === undefined) return false;
+  return declaredRetriable(error) !== false || unansweredAppend(error);
+}
+
+/**
+ * An append Kafka never answered: no broker reachable, or no acknowledgement in time. It declares itself
+ * non-retriable because it may still land, so its caller must not assume either way (the API answers 503 and the
+ * client retries with its Idempotency-Key). A consumer's handler may take it for an outage all the same: handling
+ * the event again appends the same events again (their ids are derived from what they are about), exactly what a
+ * crash before the commit does, and nothing is sent twice (a sender's guard is in Redis, not in this append).
+ * Dead-lettering the event instead loses it: a message whose MessageSent append went unanswered was never sent.
+ */
+function unansweredAppend(error: unknown): boolean {
+  return (
+    (error instanceof ServiceUnavailableError && error.service === 'kafka') ||
+    (error instanceof InfrastructureError && error.code === 'AppendTimeout')
+  );
 }
 
 /**

@@ -51,4 +51,25 @@ describe('a consumer waits out an outage, and only an outage', () => {
     });
     expect(isOutage(guard)).toBe(false);
   });
+
+  it('waits when Kafka did not answer an append (handled again, the same events are appended again)', () => {
+    const unreachable = new ServiceUnavailableError('kafka', 'no Kafka broker is reachable', { retriable: false });
+    const late = new InfrastructureError('AppendTimeout', 'Kafka did not acknowledge within 5000 ms', {
+      retriable: false,
+    });
+    expect(isOutage(unreachable)).toBe(true);
+    expect(isOutage(late)).toBe(true);
+  });
+
+  it('does not wait on another failure that declares itself not retriable, even one naming Kafka', () => {
+    const refused = new InfrastructureError('AppendFailed', 'Kafka refused the append: MESSAGE_TOO_LARGE', {
+      retriable: false,
+    });
+    const wrapped = new InfrastructureError('DeliveryNotSettled', 'delivery not settled', {
+      retriable: false,
+      cause: new ServiceUnavailableError('kafka', 'no Kafka broker is reachable', { retriable: false }),
+    });
+    expect(isOutage(refused)).toBe(false);
+    expect(isOutage(wrapped)).toBe(false);
+  });
 });
