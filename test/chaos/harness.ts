@@ -27,6 +27,8 @@ export function appEnvironment(services: ServiceAddresses, extra: Record<string,
 /** One app process (`apps/<name>/src/main.ts`), its output kept for the test's failure messages. */
 export class AppProcess {
   output = '';
+  /** The app's own log lines (kafkajs's connection noise, which can fill `output` during an outage, left out). */
+  ownOutput = '';
   private child: ChildProcess | undefined;
 
   constructor(
@@ -41,7 +43,13 @@ export class AppProcess {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const keep = (chunk: Buffer) => {
-      this.output = (this.output + chunk.toString()).slice(-20_000);
+      const text = chunk.toString();
+      this.output = (this.output + text).slice(-20_000);
+      const own = text
+        .split('\n')
+        .filter((line) => line && !line.includes('"logger":"kafkajs"'))
+        .join('\n');
+      if (own) this.ownOutput = `${this.ownOutput}${own}\n`.slice(-20_000);
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);

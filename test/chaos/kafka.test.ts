@@ -56,8 +56,11 @@ describe('Kafka killed during keyed sends', () => {
     await waitUntil(
       () => pipeline.undelivered(expected).length === 0,
       120_000,
-      'every accepted message to be delivered',
-    );
+      () =>
+        `every accepted message to be delivered (${pipeline.undelivered(expected).length} of ${expected.size} not yet)`,
+    ).catch(async (error: Error) => {
+      throw new Error(`${error.message}\n${await pipeline.explainUndelivered(expected)}`);
+    });
     await sleep(3000); // a late second copy would arrive now
     const deliveries = pipeline.deliveriesByMessageId();
     const lost = [...expected].filter((id) => !deliveries.has(id));

@@ -8,6 +8,8 @@ import {
   type ServiceAddresses,
   type StoredEvent,
   type TestMailServer,
+  withAdmin,
+  deadLetterTopicOf,
 } from '@sendline/infra';
 import { allowancePeriod } from '@sendline/domain';
 import { createTestOrganization, type TestOrganization } from '../support/api';
@@ -36,6 +38,11 @@ export interface Pipeline {
   deliveriesByMessageId(): Map<string, number>;
   /** The MessageIDs among `expected` that have not reached the mail server yet (one pass over what it received). */
   undelivered(expected: Iterable<string>): string[];
+  /**
+   * For a failure message: each of `expected` not delivered yet with its events in the log (messages, delivery
+   * retries and dead letters), where every consumer group stands against the topics' ends, and the sender's own log lines.
+   */
+  explainUndelivered(expected: Iterable<string>): Promise<string>;
   /** The allowance the API reads, this month. */
   allowanceUsed(): Promise<number>;
   close(): Promise<void>;
@@ -120,6 +127,48 @@ export async function startPipeline(
     undelivered: (expected) => {
       const deliveries = deliveriesByMessageId();
       return [...expected].filter((id) => !deliveries.has(id));
+    },
+    explainUndelivered: async (expected) => {
+      const deliveries = deliveriesByMessageId();
+      const missing = new Set([...expected].filter((id) => !deliveries.has(id)));
+      const found = new Map<string, string[]>([...missing].map((id) => [id, []]));
+      const partitions = new Map<string, string[]>();
+      const topics = [store.topics.messages, store.topics.deliveryRetries, deadLetterTopicOf(store.topics.messages)];
+      await store.readAll(topics, async (items) => {
+        for (const item of items) {
+          const id = (item.event?.data as { messageId?: string } | undefined)?.messageId;
+          const { topic, partition, offset } = item.position;
+          const slot = `${topic}[${partition}]`;
+          partitions.set(slot, [...(partitions.get(slot) ?? []), `${offset}:${item.event?.type}:${id?.slice(0, 8)}`]);
+          if (id && missing.has(id)) found.get(id)!.push(`${item.event!.type} at ${slot}@${offset}`);
+        }
+      });
+      const ledgers = await Promise.all(
+        [...missing].map(async (id) => {
+          const keys = await redis.keys(`*:sender:*:message:${id}`);
+          return `${id}: ledger ${JSON.stringify(await Promise.all(keys.map(async (key) => [key, await redis.hgetall(key)])))}`;
+        }),
+      );
+      const slots = new Set([...found.values()].flat().map((where) => where.split(' at ')[1]!.split('@')[0]!));
+      const groups = await withAdmin(store.kafka, async (admin) => {
+        const topics = [store.topics.messages, store.topics.deliveryRetries];
+        const ends = Object.fromEntries(
+          await Promise.all(topics.map(async (topic) => [topic, await admin.fetchTopicOffsets(topic)] as const)),
+        );
+        const lines = [`ends: ${JSON.stringify(ends)}`];
+        for (const { groupId } of (await admin.listGroups()).groups) {
+          const offsets = await admin.fetchOffsets({ groupId, topics });
+          lines.push(`group ${groupId}: ${JSON.stringify(offsets)}`);
+        }
+        return lines.join('\n');
+      });
+      return [
+        ...[...found].map(([id, events]) => `${id}: ${events.join(', ') || 'no event in the log'}`),
+        ...ledgers,
+        ...[...slots].map((slot) => `${slot}: ${partitions.get(slot)!.join(' ')}`),
+        groups,
+        `sender's own log:\n${sender.ownOutput.slice(-6000)}`,
+      ].join('\n');
     },
     allowanceUsed: () => new AllowanceCounter(redis).used(org.organizationId, allowancePeriod(Date.now())),
     close: async () => {
