@@ -3,10 +3,11 @@ import { request } from 'node:http';
 import { AccountsView, createRedis, EventStore, type Redis } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, type TestOrganization } from '../support/api';
+import { freePort } from '../support/ports';
 import { addresses, eventually } from '../support/services';
 
 // The API as its users run it (apps/api/src/main.ts), as the primary of two worker processes.
-const PORT = 40_000 + Math.floor(Math.random() * 900);
+let PORT: number;
 
 let api: ChildProcess;
 let output = '';
@@ -58,6 +59,7 @@ function exited(child: ChildProcess): Promise<number | null> {
 }
 
 beforeAll(async () => {
+  PORT = await freePort();
   redis = createRedis(addresses.redisUrl);
   store = new EventStore({
     brokers: addresses.kafkaBrokers,

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { AccountsView, createRedis, EventStore, type Redis } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, type TestOrganization } from '../support/api';
+import { freePort } from '../support/ports';
 import { addresses } from '../support/services';
 import { EventTap } from '../sender/support';
 import { appEnvironment, post, sleep, waitUntil, type Answer } from './harness';
@@ -42,13 +43,16 @@ interface LogLine {
 
 /** The API process (primary and workers), every JSON line of its output kept with the time it was read. */
 class ApiProcess {
-  readonly port = 41_000 + Math.floor(Math.random() * 900);
-  readonly baseUrl = `http://127.0.0.1:${this.port}/v1`;
+  readonly baseUrl: string;
   readonly lines: LogLine[] = [];
   readonly child: ChildProcess;
   private tail = '';
 
-  constructor(workers?: number) {
+  constructor(
+    readonly port: number,
+    workers?: number,
+  ) {
+    this.baseUrl = `http://127.0.0.1:${port}/v1`;
     const env = appEnvironment(addresses, { SENDLINE_API_PORT: String(this.port), LOG_LEVEL: 'info' });
     if (workers === undefined) delete env.SENDLINE_API_WORKERS;
     else env.SENDLINE_API_WORKERS = String(workers);
@@ -163,7 +167,7 @@ describe('an API worker killed with SIGKILL during 500 keyed sends (the default 
   let api: ApiProcess;
 
   beforeAll(async () => {
-    api = new ApiProcess();
+    api = new ApiProcess(await freePort());
     const { availableParallelism } = await import('node:os');
     figures.workers = Math.max(2, availableParallelism());
     await api.ready(figures.workers as number);
@@ -310,7 +314,7 @@ describe('an API configured with SENDLINE_API_WORKERS=1 whose only worker is kil
   // node:cluster closes the listening socket with its last worker: until the replacement listens, connections
   // are refused (README, "API"). Measured here; what is asserted is that the API serves again by itself.
   it('serves again once the replacement listens', async () => {
-    const api = new ApiProcess(1);
+    const api = new ApiProcess(await freePort(), 1);
     try {
       await api.ready(1);
       const [only] = api.listeningWorkers();

@@ -16,6 +16,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, type TestOrganization } from '../support/api';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
+import { freePort } from '../support/ports';
 import { addresses, freshEventStore } from '../support/services';
 import { errorAnswersOf, keyedLoad, post, sleep, summarize, waitUntil, type Answer } from './harness';
 import { startPipeline, type Pipeline } from './pipeline';
@@ -192,15 +193,6 @@ class PrivateRedis {
     await this.kill();
     rmSync(this.dir, { recursive: true, force: true });
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** A TCP server that accepts connections and never answers: a hung service. */

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import {
   AccountsView,
   AllowanceCounter,
@@ -14,6 +13,7 @@ import {
 import { allowancePeriod } from '@sendline/domain';
 import { createTestOrganization, type TestOrganization } from '../support/api';
 import { startMailServer } from '../sender/support';
+import { freePort } from '../support/ports';
 import { apiApp, appEnvironment, projectorApp, readyz, senderApp, waitUntil, type AppProcess } from './harness';
 
 /**
@@ -46,18 +46,6 @@ export interface Pipeline {
   /** The allowance the API reads, this month. */
   allowanceUsed(): Promise<number>;
   close(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPipeline(

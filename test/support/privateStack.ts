@@ -23,10 +23,10 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { serviceAddresses, type ServiceAddresses } from '@sendline/infra';
+import { freePortBlock } from './ports';
 
 export type PrivateService = 'kafka' | 'registry' | 'clickhouse' | 'redis';
 /** A service, or one broker of several (`kafka-1` … `kafka-3`). */
@@ -80,7 +80,7 @@ export async function startPrivateStack(options: PrivateStackOptions): Promise<P
   killAll(dir);
   rmSync(dir, { recursive: true, force: true });
 
-  const base = await freePortBlock();
+  const base = await freePortBlock(BLOCK);
   const shared = serviceAddresses();
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -203,23 +203,4 @@ async function killAllAndWait(dir: string): Promise<void> {
   const pids = killAll(dir);
   const deadline = Date.now() + 10_000;
   while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-}
-
-/** A block of BLOCK consecutive loopback ports nobody listens on (random, so parallel stacks rarely collide). */
-async function freePortBlock(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 20_000 + BLOCK * Math.floor(Math.random() * 1_900);
-    let free = true;
-    for (let port = base; port < base + BLOCK && free; port++) free = await portFree(port);
-    if (free) return base;
-  }
-  throw new Error('no free block of loopback ports found for a private stack');
-}
-
-function portFree(port: number): Promise<boolean> {
-  return new Promise((resolvePort) => {
-    const server = createServer();
-    server.once('error', () => resolvePort(false));
-    server.listen({ host: '127.0.0.1', port, exclusive: true }, () => server.close(() => resolvePort(true)));
-  });
 }
