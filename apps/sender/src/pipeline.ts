@@ -79,12 +79,38 @@ interface Unsettled {
 
 export class DeliveryPipeline {
   private readonly commands: SenderCommands;
+  /** The run each message is in now, in this process (see `run`). */
+  private readonly running = new Map<string, Promise<unknown>>();
 
   constructor(private readonly deps: PipelineDependencies) {
     this.commands = senderCommands(deps.store);
   }
 
+  /**
+   * One attempt of `jobs`, after any run of this process that holds one of their messages has ended: two runs of
+   * one message at once would both plan before either's guard is written, and both send. Kafka's partitions keep
+   * one consumer to a message, but kafkajs restarts a crashed consumer (Kafka away too long) without waiting for
+   * the batch in hand: that batch's handler goes on beside the new one, which fetches the same messages again.
+   * Waiting, the later run reads the earlier one's guards and ledger, and sends nothing twice.
+   */
   async run(jobs: readonly DeliveryJob[]): Promise<RunReport> {
+    const messageIds = new Set(jobs.map((job) => job.accepted.data.messageId));
+    for (;;) {
+      const earlier = [...messageIds].flatMap((id) => this.running.get(id) ?? []);
+      if (earlier.length === 0) break;
+      await Promise.allSettled(earlier);
+    }
+    // Registered in the same turn as the check above: a run waits only for runs that wait for nothing.
+    const attempt = this.attempt(jobs);
+    for (const id of messageIds) this.running.set(id, attempt);
+    try {
+      return await attempt;
+    } finally {
+      for (const id of messageIds) if (this.running.get(id) === attempt) this.running.delete(id);
+    }
+  }
+
+  private async attempt(jobs: readonly DeliveryJob[]): Promise<RunReport> {
     const report: RunReport = {
       messages: jobs.length,
       transactions: 0,

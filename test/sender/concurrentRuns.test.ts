@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { MessageAccepted } from '@sendline/domain';
+import { DkimKeys, RelayRouter, secretKeyFromEnv, SmtpDelivery, type TestMailServer } from '@sendline/infra';
+import { DeliveryLedger, DeliveryPipeline, Limiter } from '@sendline/sender';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import { call } from '../support/http';
+import { eventually, uniqueName } from '../support/services';
+import { dataOf, email, EventTap, SHORT_RETRIES, startMailServer } from './support';
+
+/**
+ * Two runs of one message at once in one sender process. Kafka gives a partition to one consumer, but kafkajs
+ * restarts a consumer that crashed (Kafka away longer than its retries) without waiting for the batch in hand: that
+ * batch's handler goes on beside the new consumer's, which fetches the same messages again. While the first run's
+ * SMTP transaction waits for its server, the second must not plan a send of its own (no guard is written yet): it
+ * waits for the first run, then finds the recipient accepted.
+ */
+
+let api: TestApi;
+let org: TestOrganization;
+let mail: TestMailServer;
+let tap: EventTap;
+let delivery: SmtpDelivery;
+
+beforeAll(async () => {
+  api = await startTestApi();
+  org = await createTestOrganization(api.deps);
+  const mine = new Set([org.organizationId]);
+  mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
+  tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  delivery = new SmtpDelivery(new RelayRouter(mail.host, mail.port), { heloName: 'sender.sendline.test' });
+});
+
+afterAll(async () => {
+  mail?.release();
+  delivery?.close();
+  await tap?.stop();
+  await mail?.stop();
+  await api?.close();
+});
+
+describe('two runs of the same message in one sender at once', () => {
+  it('deliver it once: the later run waits for the earlier one and takes its Delivered from the guard', async () => {
+    const pipeline = new DeliveryPipeline({
+      store: api.deps.store,
+      ledger: new DeliveryLedger(api.deps.redis, 60_000, uniqueName('test-sender')),
+      dkimKeys: new DkimKeys(api.deps.accounts, secretKeyFromEnv()),
+      delivery,
+      suppressions: api.deps.suppressions,
+      limiter: new Limiter(10),
+      retryPolicy: SHORT_RETRIES,
+      now: Date.now,
+      random: Math.random,
+    });
+    const recipient = `twice-${randomUUID().slice(0, 8)}@example.net`;
+    const response = await call(api.baseUrl, 'POST', '/email', {
+      key: org.liveKey,
+      body: email(`orders@${org.domain}`, recipient),
+    });
+    const messageId: string = response.body.MessageID;
+    const [accepted] = (await tap.waitForMessage(messageId, (found) => found.length > 0)) as [MessageAccepted];
+    // The same MessageAccepted, read at the same place, by both handlers.
+    const job = {
+      accepted,
+      acceptedValue: await api.deps.store.codec.encode(api.deps.store.topics.messages, accepted),
+      attempt: 1,
+      source: `${api.deps.store.topics.messages}:0:7`,
+    };
+
+    mail.hold((address) => address === recipient);
+    const first = pipeline.run([job]);
+    await eventually(async () => (mail.heldCount > 0 ? true : undefined), 30_000, 'the first run at the server');
+    const second = pipeline.run([job]);
+    // Long enough for a second run that does not wait to plan, sign and reach the server (it would be held too).
+    await eventually(async () => (mail.heldCount > 1 ? true : undefined), 1500, '').catch(() => undefined);
+    const heldAtOnce = mail.heldCount;
+    mail.release();
+    const reports = await Promise.all([first, second]);
+
+    expect(heldAtOnce).toBe(1);
+    expect(mail.deliveriesTo(recipient)).toBe(1);
+    expect(reports.map((report) => report.transactions)).toEqual([1, 0]);
+    const events = await tap.waitForMessage(messageId, (found) => found.some((e) => e.type === 'MessageDelivered'));
+    const delivered = tap.allEvents((e) => e.type === 'MessageDelivered' && dataOf(e).messageId === messageId);
+    expect(new Set(delivered.map((e) => e.metadata.eventId)).size).toBe(1);
+    expect(events.filter((e) => e.type === 'MessageSent')).toHaveLength(1);
+  });
+});
