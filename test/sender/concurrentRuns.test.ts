@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageAccepted } from '@sendline/domain';
-import { DkimKeys, RelayRouter, secretKeyFromEnv, SmtpDelivery, type TestMailServer } from '@sendline/infra';
-import { DeliveryLedger, DeliveryPipeline, Limiter } from '@sendline/sender';
+import { RelayRouter, SmtpDelivery, type TestMailServer } from '@sendline/infra';
+import { DeliveryLedger } from '@sendline/sender';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
-import { call } from '../support/http';
+import type { TestApi } from '../support/api';
 import { eventually, uniqueName } from '../support/services';
-import { dataOf, email, EventTap, SHORT_RETRIES, startMailServer } from './support';
+import { dataOf, EventTap, startSenderStage, type SenderStage } from './support';
 
 /**
  * Two runs of one message at once in one sender process. Kafka gives a partition to one consumer, but kafkajs
@@ -17,55 +15,29 @@ import { dataOf, email, EventTap, SHORT_RETRIES, startMailServer } from './suppo
  */
 
 let api: TestApi;
-let org: TestOrganization;
 let mail: TestMailServer;
 let tap: EventTap;
+let stage: SenderStage;
 let delivery: SmtpDelivery;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  org = await createTestOrganization(api.deps);
-  const mine = new Set([org.organizationId]);
-  mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
-  tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  stage = await startSenderStage();
+  ({ api, mail, tap } = stage);
   delivery = new SmtpDelivery(new RelayRouter(mail.host, mail.port), { heloName: 'sender.sendline.test' });
 });
 
 afterAll(async () => {
   mail?.release();
   delivery?.close();
-  await tap?.stop();
-  await mail?.stop();
-  await api?.close();
+  await stage?.close();
 });
 
 describe('two runs of the same message in one sender at once', () => {
   it('deliver it once: the later run waits for the earlier one and takes its Delivered from the guard', async () => {
-    const pipeline = new DeliveryPipeline({
-      store: api.deps.store,
-      ledger: new DeliveryLedger(api.deps.redis, 60_000, uniqueName('test-sender')),
-      dkimKeys: new DkimKeys(api.deps.accounts, secretKeyFromEnv()),
-      delivery,
-      suppressions: api.deps.suppressions,
-      limiter: new Limiter(10),
-      retryPolicy: SHORT_RETRIES,
-      now: Date.now,
-      random: Math.random,
-    });
+    const pipeline = stage.pipeline(new DeliveryLedger(api.deps.redis, 60_000, uniqueName('test-sender')), delivery);
     const recipient = `twice-${randomUUID().slice(0, 8)}@example.net`;
-    const response = await call(api.baseUrl, 'POST', '/email', {
-      key: org.liveKey,
-      body: email(`orders@${org.domain}`, recipient),
-    });
-    const messageId: string = response.body.MessageID;
-    const [accepted] = (await tap.waitForMessage(messageId, (found) => found.length > 0)) as [MessageAccepted];
     // The same MessageAccepted, read at the same place, by both handlers.
-    const job = {
-      accepted,
-      acceptedValue: await api.deps.store.codec.encode(api.deps.store.topics.messages, accepted),
-      attempt: 1,
-      source: `${api.deps.store.topics.messages}:0:7`,
-    };
+    const { messageId, job } = await stage.acceptedJob(recipient, `${api.deps.store.topics.messages}:0:7`);
 
     mail.hold((address) => address === recipient);
     const first = pipeline.run([job]);

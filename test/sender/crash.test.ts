@@ -4,10 +4,10 @@ import { createInterface } from 'node:readline';
 import type { SenderConfig } from '@sendline/sender';
 import type { TestMailServer } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import type { TestApi, TestOrganization } from '../support/api';
 import { call } from '../support/http';
 import { eventually } from '../support/services';
-import { dataOf, EventTap, startMailServer, testSenderConfig } from './support';
+import { dataOf, EventTap, testSenderConfig, startSenderStage, type SenderStage } from './support';
 
 /**
  * At least once, not twice: a sender process killed (SIGKILL) in the middle of its work, then started
@@ -21,6 +21,7 @@ let api: TestApi;
 let org: TestOrganization;
 let mail: TestMailServer;
 let tap: EventTap;
+let stage: SenderStage;
 let config: SenderConfig;
 const children: ChildProcess[] = [];
 
@@ -48,11 +49,8 @@ const exited = (child: ChildProcess) =>
   );
 
 beforeAll(async () => {
-  api = await startTestApi();
-  org = await createTestOrganization(api.deps);
-  const mine = new Set([org.organizationId]);
-  mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
-  tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  stage = await startSenderStage();
+  ({ api, org, mail, tap } = stage);
   config = testSenderConfig(
     { host: mail.host, port: mail.port },
     {
@@ -67,9 +65,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await tap?.stop();
-  await mail?.stop();
-  await api?.close();
+  await stage?.close();
 });
 
 describe('a sender killed in the middle of its work and started again', () => {

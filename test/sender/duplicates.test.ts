@@ -2,10 +2,18 @@ import { randomUUID } from 'node:crypto';
 import { secretKeyFromEnv, type StoredEvent, type TestMailServer } from '@sendline/infra';
 import { positionNewGroup, type Sender, type SenderConfig } from '@sendline/sender';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import type { TestApi, TestOrganization } from '../support/api';
 import { call } from '../support/http';
 import { eventually } from '../support/services';
-import { dataOf, email, EventTap, startMailServer, startTestSender, testSenderConfig } from './support';
+import {
+  dataOf,
+  email,
+  EventTap,
+  startTestSender,
+  testSenderConfig,
+  startSenderStage,
+  type SenderStage,
+} from './support';
 
 /**
  * A keyed send retried after a 503 whose first attempt did land appends the very same MessageAccepted a second
@@ -18,14 +26,12 @@ let api: TestApi;
 let org: TestOrganization;
 let mail: TestMailServer;
 let tap: EventTap;
+let stage: SenderStage;
 let sender: Sender | undefined;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  org = await createTestOrganization(api.deps);
-  const mine = new Set([org.organizationId]);
-  mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
-  tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  stage = await startSenderStage();
+  ({ api, org, mail, tap } = stage);
 });
 
 afterEach(async () => {
@@ -35,9 +41,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  await tap?.stop();
-  await mail?.stop();
-  await api?.close();
+  await stage?.close();
 });
 
 const freshConfig = (): SenderConfig => testSenderConfig({ host: mail.host, port: mail.port });

@@ -1,22 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { MessageAccepted, MessageEvent } from '@sendline/domain';
+import type { MessageEvent } from '@sendline/domain';
 import {
   ClickHouseActivityReader,
   ClickHouseActivityWriter,
-  DkimKeys,
   InfrastructureError,
   RelayRouter,
-  secretKeyFromEnv,
   SmtpDelivery,
   type TestMailServer,
 } from '@sendline/infra';
-import { DeliveryLedger, DeliveryPipeline, Limiter } from '@sendline/sender';
+import { DeliveryLedger } from '@sendline/sender';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshActivityDatabase } from '../projector/support';
-import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
-import { call } from '../support/http';
+import type { TestApi, TestOrganization } from '../support/api';
 import { uniqueName } from '../support/services';
-import { dataOf, email, EventTap, SHORT_RETRIES, startMailServer } from './support';
+import { dataOf, EventTap, startSenderStage, type SenderStage } from './support';
 
 /**
  * One Sent per real attempt, whatever faults happened. Redis fails right after the attempt's MessageSent was
@@ -43,15 +40,13 @@ let api: TestApi;
 let org: TestOrganization;
 let mail: TestMailServer;
 let tap: EventTap;
+let stage: SenderStage;
 let activity: Awaited<ReturnType<typeof freshActivityDatabase>>;
 let delivery: SmtpDelivery;
 
 beforeAll(async () => {
-  api = await startTestApi();
-  org = await createTestOrganization(api.deps);
-  const mine = new Set([org.organizationId]);
-  mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
-  tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  stage = await startSenderStage();
+  ({ api, org, mail, tap } = stage);
   activity = await freshActivityDatabase();
   delivery = new SmtpDelivery(new RelayRouter(mail.host, mail.port), { heloName: 'sender.sendline.test' });
 });
@@ -59,38 +54,15 @@ beforeAll(async () => {
 afterAll(async () => {
   delivery?.close();
   await activity?.drop();
-  await tap?.stop();
-  await mail?.stop();
-  await api?.close();
+  await stage?.close();
 });
 
 describe('a Redis fault between MessageSent and the ledger', () => {
   it('appends the same MessageSent again; the message is delivered once and its details show one Sent', async () => {
     const ledger = new LedgerFailingOnce(api.deps.redis, 60_000, uniqueName('test-sender'));
-    const pipeline = new DeliveryPipeline({
-      store: api.deps.store,
-      ledger,
-      dkimKeys: new DkimKeys(api.deps.accounts, secretKeyFromEnv()),
-      delivery,
-      suppressions: api.deps.suppressions,
-      limiter: new Limiter(10),
-      retryPolicy: SHORT_RETRIES,
-      now: Date.now,
-      random: Math.random,
-    });
+    const pipeline = stage.pipeline(ledger, delivery);
     const recipients = [`ann-${randomUUID().slice(0, 8)}@example.net`, `bob-${randomUUID().slice(0, 8)}@example.org`];
-    const response = await call(api.baseUrl, 'POST', '/email', {
-      key: org.liveKey,
-      body: email(`orders@${org.domain}`, recipients.join(', ')),
-    });
-    const messageId: string = response.body.MessageID;
-    const [accepted] = (await tap.waitForMessage(messageId, (found) => found.length > 0)) as [MessageAccepted];
-    const job = {
-      accepted,
-      acceptedValue: await api.deps.store.codec.encode(api.deps.store.topics.messages, accepted),
-      attempt: 1,
-      source: `${api.deps.store.topics.messages}:0:1`,
-    };
+    const { messageId, job } = await stage.acceptedJob(recipients.join(', '), `${api.deps.store.topics.messages}:0:1`);
 
     // The first run: MessageSent appended, then Redis fails; nothing was sent yet.
     await expect(pipeline.run([job])).rejects.toMatchObject({ code: 'LedgerUnavailable', retriable: true });

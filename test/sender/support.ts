@@ -1,20 +1,30 @@
 import type { Consumer } from 'kafkajs';
+import type { MessageAccepted } from '@sendline/domain';
 import {
   AccountsView,
+  DkimKeys,
   dkimRecordsFromMap,
   dkimRecordValue,
+  secretKeyFromEnv,
   TestMailServer,
   type EventStore,
+  type SmtpDelivery,
   type StoredEvent,
   type TestMailServerOptions,
 } from '@sendline/infra';
 import {
+  DeliveryPipeline,
+  Limiter,
   positionNewGroup,
   Sender,
   senderConfigFromEnv,
+  type DeliveryJob,
+  type DeliveryLedger,
   type SenderConfig,
   type SenderDependencies,
 } from '@sendline/sender';
+import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import { call } from '../support/http';
 import { eventually, uniqueName } from '../support/services';
 
 /** The retry schedule the sender tests use: 300 ms, 600 ms, 1 s, 1 s … and soft bounce after 4 s. */
@@ -69,6 +79,66 @@ export async function startMailServer(
     records[`${state.dkimSelector}._domainkey.${domain}`] = dkimRecordValue(state.dkimPublicKey);
   }
   return new TestMailServer({ dkimRecords: dkimRecordsFromMap(records), ...options }).start();
+}
+
+/**
+ * What most sender tests start from: the API, one organization with a verified domain, a test mail server that
+ * checks its DKIM signatures, and a tap on email.messages for that organization's events.
+ */
+export interface SenderStage {
+  api: TestApi;
+  org: TestOrganization;
+  mail: TestMailServer;
+  tap: EventTap;
+  /** A delivery pipeline as the sender builds one, on this stage's services, with `ledger` and `delivery`. */
+  pipeline(ledger: DeliveryLedger, delivery: SmtpDelivery): DeliveryPipeline;
+  /**
+   * Sends one message to `to` through the API and returns its first attempt's job, as if its MessageAccepted had
+   * been read at `source` (`<topic>:<partition>:<offset>`, the claim in the ledger).
+   */
+  acceptedJob(to: string, source: string): Promise<{ messageId: string; job: DeliveryJob }>;
+  close(): Promise<void>;
+}
+
+export async function startSenderStage(): Promise<SenderStage> {
+  const api = await startTestApi();
+  const org = await createTestOrganization(api.deps);
+  const mine = new Set([org.organizationId]);
+  const mail = await startMailServer(api.deps.accounts, [org], { keepRaw: false });
+  const tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
+  return {
+    api,
+    org,
+    mail,
+    tap,
+    pipeline: (ledger, delivery) =>
+      new DeliveryPipeline({
+        store: api.deps.store,
+        ledger,
+        dkimKeys: new DkimKeys(api.deps.accounts, secretKeyFromEnv()),
+        delivery,
+        suppressions: api.deps.suppressions,
+        limiter: new Limiter(10),
+        retryPolicy: SHORT_RETRIES,
+        now: Date.now,
+        random: Math.random,
+      }),
+    acceptedJob: async (to, source) => {
+      const response = await call(api.baseUrl, 'POST', '/email', {
+        key: org.liveKey,
+        body: email(`orders@${org.domain}`, to),
+      });
+      const messageId: string = response.body.MessageID;
+      const [accepted] = (await tap.waitForMessage(messageId, (found) => found.length > 0)) as [MessageAccepted];
+      const acceptedValue = await api.deps.store.codec.encode(api.deps.store.topics.messages, accepted);
+      return { messageId, job: { accepted, acceptedValue, attempt: 1, source } };
+    },
+    close: async () => {
+      await tap.stop();
+      await mail.stop();
+      await api.close();
+    },
+  };
 }
 
 /**
