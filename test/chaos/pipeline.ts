@@ -7,8 +7,8 @@ import {
   type ServiceAddresses,
   type StoredEvent,
   type TestMailServer,
-  withAdmin,
   deadLetterTopicOf,
+  withAdmin,
 } from '@sendline/infra';
 import { allowancePeriod } from '@sendline/domain';
 import { createTestOrganization, type TestOrganization } from '../support/api';
@@ -120,15 +120,21 @@ export async function startPipeline(
       const deliveries = deliveriesByMessageId();
       const missing = new Set([...expected].filter((id) => !deliveries.has(id)));
       const found = new Map<string, string[]>([...missing].map((id) => [id, []]));
+      /** Every event of each partition read (offset:type:id), and the partitions that hold a missing message. */
       const partitions = new Map<string, string[]>();
-      const topics = [store.topics.messages, store.topics.deliveryRetries, deadLetterTopicOf(store.topics.messages)];
-      await store.readAll(topics, async (items) => {
+      const slots = new Set<string>();
+      const read = [store.topics.messages, store.topics.deliveryRetries, deadLetterTopicOf(store.topics.messages)];
+      await store.readAll(read, async (items) => {
         for (const item of items) {
           const id = (item.event?.data as { messageId?: string } | undefined)?.messageId;
           const { topic, partition, offset } = item.position;
           const slot = `${topic}[${partition}]`;
-          partitions.set(slot, [...(partitions.get(slot) ?? []), `${offset}:${item.event?.type}:${id?.slice(0, 8)}`]);
-          if (id && missing.has(id)) found.get(id)!.push(`${item.event!.type} at ${slot}@${offset}`);
+          if (!partitions.has(slot)) partitions.set(slot, []);
+          partitions.get(slot)!.push(`${offset}:${item.event?.type}:${id?.slice(0, 8)}`);
+          if (id && missing.has(id)) {
+            found.get(id)!.push(`${item.event!.type} at ${slot}@${offset}`);
+            slots.add(slot);
+          }
         }
       });
       const ledgers = await Promise.all(
@@ -137,7 +143,6 @@ export async function startPipeline(
           return `${id}: ledger ${JSON.stringify(await Promise.all(keys.map(async (key) => [key, await redis.hgetall(key)])))}`;
         }),
       );
-      const slots = new Set([...found.values()].flat().map((where) => where.split(' at ')[1]!.split('@')[0]!));
       const groups = await withAdmin(store.kafka, async (admin) => {
         const topics = [store.topics.messages, store.topics.deliveryRetries];
         const ends = Object.fromEntries(
