@@ -165,6 +165,64 @@ describe('the Kafka event store', () => {
     expect(dead.filter((letter) => letter.eventId === event.metadata.eventId)).toEqual([]);
   });
 
+  it('hands a handler only the event types it takes, never decodes the others, and commits past them', async () => {
+    const own = await freshEventStore('event-types-test');
+    const topic = own.topics.accounts;
+    const org = randomUUID();
+    const added = [memberAdded(org, 'a@example.com'), memberAdded(org, 'b@example.com')];
+    const removed = (email: string): StoredEvent => ({
+      type: 'MemberRemoved',
+      data: { email },
+      metadata: { eventId: randomUUID(), organizationId: org, occurredAt: Date.now(), schemaVersion: 1 },
+    });
+    await own.append([added[0]!, removed('a@example.com'), added[1]!]);
+    // Not an event at all, but headed as a type the handler does not take: never decoded, so never dead-lettered.
+    const producer = own.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+    await producer.connect();
+    await producer.send({
+      topic,
+      messages: [{ key: org, value: Buffer.from('not avro at all'), headers: { 'event-type': 'MemberRemoved' } }],
+    });
+    await producer.disconnect();
+
+    const group = uniqueName('event-types-group');
+    const handled: string[] = [];
+    const consumer = await own.consume({
+      groupId: group,
+      topics: [topic],
+      eventTypes: ['MemberAdded'],
+      retryUnknownErrors: true,
+      handleBatch: async (items) => {
+        handled.push(...items.map((item) => `${item.event.type} ${item.event.metadata.eventId}`));
+      },
+    });
+    const admin = own.kafka.admin();
+    await admin.connect();
+    try {
+      const committedToEnd = async () => {
+        const ends = (await admin.fetchTopicOffsets(topic)).filter((end) => end.offset !== '0');
+        const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+        const behind = ends.filter(
+          (end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.offset,
+        );
+        return ends.length > 0 && behind.length === 0 ? true : undefined;
+      };
+      await eventually(committedToEnd, 30_000, 'the group to commit every offset of the topic');
+      // (Each member is a key of its own, so the two may be on different partitions: no order between them.)
+      expect(handled.sort()).toEqual(added.map((event) => `MemberAdded ${event.metadata.eventId}`).sort());
+
+      // A batch with nothing for the handler is committed too.
+      await own.append([removed('b@example.com')]);
+      await eventually(committedToEnd, 30_000, 'the group to commit past an event the handler does not take');
+      expect(handled).toHaveLength(2);
+      expect(await readDeadLetters(own, deadLetterTopicOf(topic))).toEqual([]);
+    } finally {
+      await admin.disconnect();
+      await consumer.stop();
+      await own.disconnect();
+    }
+  });
+
   it('sends a value that is not an event of ours to the dead-letter topic without calling the handler', async () => {
     const producer = store.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();

@@ -156,6 +156,8 @@ export class Sender {
       topics: [topics.messages],
       fromBeginning: true,
       retryUnknownErrors: false,
+      // The sender's own MessageSent and outcomes are on this topic too: passed over undecoded.
+      eventTypes: ['MessageAccepted'],
       // A retriable failure (Kafka or Redis away) is tried again for about 40 minutes before the event is
       // dead-lettered; the ledger makes each try safe. Anything else is dead-lettered at once.
       maxAttempts: 100,
@@ -230,10 +232,11 @@ export class Sender {
           source: `${item.position.topic}:${item.position.partition}:${item.position.offset}`,
         }));
       await this.runPipeline(jobs);
-      const last = chunk.at(-1)!.position;
       // Committed here, chunk by chunk, once the outcomes are appended: a crash or a stop in a large batch
-      // leaves only the chunk in hand to be handled again. (EventStore.consume commits the whole batch too,
-      // after the handler returned: it resolves the offsets and hands kafkajs the resolved ones to commit.)
+      // leaves only the chunk in hand to be handled again. The last chunk's offsets are not: EventStore.consume
+      // commits the whole batch as soon as the handler returns (one request, not two).
+      if (start + this.options.config.chunkSize >= items.length) return;
+      const last = chunk.at(-1)!.position;
       await consumer
         .commitOffsets([
           { topic: last.topic, partition: last.partition, offset: (BigInt(last.offset) + 1n).toString() },

@@ -100,6 +100,31 @@ describe('decoding a fetched batch', () => {
     expect(items.map((item) => item.position.offset)).toEqual(['1']);
   });
 
+  it('decodes only the types the reader takes, by the event-type header, and keeps the others’ places', async () => {
+    const codec = fakeCodec();
+    const headed = (offset: number, value: string, type?: string): KafkaMessage => ({
+      ...message(offset, value),
+      headers: type === undefined ? {} : { 'event-type': Buffer.from(type) },
+    });
+    const onUndecodable = async () => expect.unreachable('a message of another type is not decoded at all');
+    const { items } = await decodeBatch(
+      batch(
+        headed(1, 'event:a', 'SuppressionAdded'),
+        headed(2, 'garbage', 'SuppressionDeleted'),
+        headed(3, 'event:c'),
+        headed(4, 'event:d', 'SuppressionDeleted'),
+      ),
+      { codec, types: new Set(['SuppressionAdded']), onUndecodable },
+    );
+    expect(items.map((item) => item.position.offset)).toEqual(['1', '2', '3', '4']);
+    expect(decodedEvents(items).map((item) => item.event.metadata.eventId)).toEqual(['a', 'c']);
+    expect(codec.calls).toBe(2);
+
+    // Without the header, a message is decoded, then passed when its event is of another type.
+    const other = await decodeBatch(batch(headed(5, 'event:e')), { codec, types: new Set(['MessageAccepted']) });
+    expect(other.items.map((item) => [item.position.offset, item.event])).toEqual([['5', undefined]]);
+  });
+
   it('throws an outage when nobody said how to wait for it', async () => {
     const outcome = decodeBatch(batch(message(1, 'event:a')), { codec: fakeCodec(1) });
     await expect(outcome).rejects.toBeInstanceOf(ServiceUnavailableError);

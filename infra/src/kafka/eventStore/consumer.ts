@@ -40,6 +40,12 @@ export interface ConsumeOptions {
    */
   retryUnknownErrors: boolean;
   partitionsConsumedConcurrently?: number;
+  /**
+   * The event types the handler takes (default: all). Events of other types are neither decoded nor handed to it,
+   * and their offsets are committed with the rest: the sender reads only MessageAccepted from email.messages, two
+   * events in three of which are its own MessageSent and outcomes.
+   */
+  eventTypes?: readonly string[];
   sessionTimeoutMs?: number;
   onError?: (error: unknown, item: ConsumedEvent<StoredEvent> | undefined) => void;
 }
@@ -93,6 +99,7 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
     maxDelayMs: options.maxRetryDelayMs ?? 10_000,
   };
   const isRetriable = (error: unknown) => declaredRetriable(error) ?? options.retryUnknownErrors;
+  const types = options.eventTypes && new Set(options.eventTypes);
   const stopping = new AbortController();
   const deadLetter = (topic: string, message: KafkaMessage, error: unknown, attempts: number) =>
     context.producer.sendRecord({
@@ -171,6 +178,7 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
         onOutage: (_error, outages) => waitOutOutage(outages),
         // Undecodable: no handler can ever take it.
         onUndecodable: (message, error) => deadLetter(batch.topic, message, error, 0),
+        ...(types && { types }),
       });
       if (!complete) return;
       const decoded = decodedEvents(items);
@@ -205,6 +213,9 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
           }
         }
       }
+      // One event at a time: the batch handler failed, or there is no batch handler, or no event in the batch is
+      // for the handler. An offset is committed after its event is handled; those of messages without an event for
+      // the handler (undecodable, or of a type it does not take) go with the next one, or with the batch's last.
       for (const item of items) {
         if (!isRunning() || isStale()) return;
         if (item.event) {
@@ -235,9 +246,10 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
               await heartbeat();
             }
           }
+          await commitUpTo(item.message.offset);
         }
-        await commitUpTo(item.message.offset);
       }
+      if (lastOffset) await commitUpTo(lastOffset);
       // Events dead-lettered or undecodable at the end of the batch: the store's position passes them too.
       // Should this write fail, the next batch finds the store behind and reads these events again: harmless.
       if (positions && lastOffset) {

@@ -24,10 +24,19 @@ export interface DecodeBatchOptions {
    * taken for undecodable because of an outage. Default: the error is thrown.
    */
   onOutage?: (error: unknown, outages: number, message: KafkaMessage) => Promise<boolean>;
+  /**
+   * The event types the reader takes: a message whose `event-type` header names another type is not decoded (its
+   * item has no event, its offset is still passed, and it is never taken for undecodable); one without the header
+   * is decoded, and passed the same way when its event is of another type. Default: every type.
+   */
+  types?: ReadonlySet<string>;
 }
 
 export interface DecodedBatch {
-  /** One per message, in offset order; `event` is undefined for an undecodable one (its offset is still passed). */
+  /**
+   * One per message, in offset order; `event` is undefined for an undecodable one, or one of a type the reader does
+   * not take (its offset is still passed).
+   */
   items: ConsumedEvent[];
   /** False when `onOutage` stopped decoding: `items` then holds only the messages before that one. */
   complete: boolean;
@@ -42,12 +51,17 @@ export async function decodeBatch(batch: MessageBatch, options: DecodeBatchOptio
   const items: ConsumedEvent[] = [];
   for (const message of batch.messages) {
     const position = positionOf(batch.topic, batch.partition, message);
+    if (options.types && !takes(options.types, message)) {
+      items.push({ event: undefined, position, message });
+      continue;
+    }
     for (let outages = 0; ; outages++) {
       try {
         if (!message.value) {
           throw new InfrastructureError('EmptyValue', 'the message has no value', { retriable: false });
         }
-        items.push({ event: (await options.codec.decode(message.value)) as StoredEvent, position, message });
+        const event = (await options.codec.decode(message.value)) as StoredEvent;
+        items.push({ event: options.types && !options.types.has(event.type) ? undefined : event, position, message });
       } catch (error) {
         if (isOutage(error)) {
           if (!options.onOutage) throw error;
@@ -61,6 +75,14 @@ export async function decodeBatch(batch: MessageBatch, options: DecodeBatchOptio
     }
   }
   return { items, complete: true };
+}
+
+/** Whether a message is of one of `types`, by its `event-type` header (written with every event); true without it. */
+function takes(types: ReadonlySet<string>, message: KafkaMessage): boolean {
+  const header = message.headers?.['event-type'];
+  if (header === undefined) return true;
+  const type = (Array.isArray(header) ? header[0] : header)?.toString();
+  return type === undefined || types.has(type);
 }
 
 /** The items that hold an event (the undecodable ones left out). */
