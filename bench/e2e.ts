@@ -67,6 +67,8 @@ const RATES = (process.env.BENCH_RATES ?? '200,1000').split(',').filter(Boolean)
 /** Seconds of traffic (100/s) each phase's fresh sender gets, and delivers, before the phase is measured. */
 const SENDER_WARM_UP_S = Number(process.env.BENCH_SENDER_WARM_UP_S ?? 5);
 const API_PORT = 3931;
+/** The events the bench's tap reads: when each message was accepted, sent and delivered. */
+const TAP_TYPES: ReadonlySet<string> = new Set(['MessageAccepted', 'MessageSent', 'MessageDelivered']);
 
 // ── The mail server, as a child process of the bench ────────────────────────────────────────────────
 if (process.argv.includes('--mail-server')) {
@@ -206,14 +208,7 @@ async function main(): Promise<void> {
       partitionsConsumedConcurrently: 6,
       eachBatch: async ({ batch }) => {
         // Only these types are decoded (the header says which), to keep the tap light.
-        const messages = batch.messages.filter((message) => {
-          const type = message.headers?.['event-type']?.toString();
-          return type === 'MessageAccepted' || type === 'MessageSent' || type === 'MessageDelivered';
-        });
-        const { items } = await decodeBatch(
-          { topic: batch.topic, partition: batch.partition, messages },
-          { codec: store.codec },
-        );
+        const { items } = await decodeBatch(batch, { codec: store.codec, types: TAP_TYPES });
         for (const { event, message } of decodedEvents(items)) {
           if (event.metadata.organizationId !== org.organizationId) continue;
           const data = event.data as { messageId: string; submittedAt?: number };
@@ -309,14 +304,18 @@ async function main(): Promise<void> {
       );
     };
 
+    /** Waits until every one of `ids` was delivered, or `seconds` have passed. */
+    const waitForDeliveries = async (ids: readonly string[], seconds: number) => {
+      const deadline = Date.now() + seconds * 1000;
+      while (Date.now() < deadline && !ids.every((id) => deliveredAt.has(id))) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
     /** Sends to a fresh sender for `seconds` at 100/s and waits until it delivered all of it (at most 15 s). */
     const warmUp = async (seconds: number) => {
       const ids: string[] = [];
       await openLoop(100, seconds, ids);
-      const deadline = Date.now() + 15_000;
-      while (Date.now() < deadline && !ids.every((id) => deliveredAt.has(id))) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitForDeliveries(ids, 15);
       return ids.filter((id) => deliveredAt.has(id)).length;
     };
     const measure = async (
@@ -337,10 +336,7 @@ async function main(): Promise<void> {
       const startedAt = Date.now();
       await drive(ids);
       const sentFor = (Date.now() - startedAt) / 1000;
-      const drainDeadline = Date.now() + drainS * 1000;
-      while (Date.now() < drainDeadline && !ids.every((id) => deliveredAt.has(id))) {
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      await waitForDeliveries(ids, drainS);
       const [apiCpu, senderCpu, mailCpu] = [cpuMs(api), cpuMs(sender), cpuMs(mail)].map((ms, i) => ms - cpuBefore[i]!);
       await stopProcess(sender);
       await new Promise((resolve) => setImmediate(resolve));

@@ -222,8 +222,8 @@ export class Sender {
     for (let start = 0; start < items.length; start += this.options.config.chunkSize) {
       if (this.stopping) throw new Stopping();
       const chunk = items.slice(start, start + this.options.config.chunkSize);
+      // Only MessageAccepted reaches this handler (eventTypes above).
       const jobs = chunk
-        .filter((item) => item.event.type === 'MessageAccepted')
         .filter((item) => !accept || accept(item.event.metadata.organizationId))
         .map((item) => ({
           accepted: item.event as unknown as MessageAccepted,
