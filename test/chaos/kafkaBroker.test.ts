@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import type { Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
@@ -13,8 +14,19 @@ import { startPipeline, type Pipeline } from './pipeline';
  * out the election with a few seconds of retries inside it.
  */
 
-// Issue 11 asks for 300 sends/s; CHAOS_KAFKA_RATE and CHAOS_KAFKA_SECONDS run it lighter on a busy machine.
-const RATE_PER_SECOND = Number(process.env.CHAOS_KAFKA_RATE ?? 300);
+/**
+ * Issue 11 asks for 300 sends/s, on a machine whose core signs ~2,100 RSA-2048 signatures a second (`openssl speed
+ * rsa2048`, the figure issue 16 gives). This test offers 300/s scaled by this machine's own speed, measured here the
+ * same way, so it breaks a broker under the same share of the machine on a slower day (never below 100/s, never
+ * above 300/s). On a machine at 1,190 signs/s, 300/s is twice what three brokers, the API and the sender accept on
+ * two cores (`per second` below: answers climbed ~1 s for every second of load, before any kill), and the test
+ * then measured the backlog, not the election. CHAOS_KAFKA_RATE sets the rate outright.
+ */
+const REFERENCE_SIGNS_PER_SECOND = 2100;
+const MACHINE_SIGNS_PER_SECOND = rsaSignsPerSecond();
+const RATE_PER_SECOND = process.env.CHAOS_KAFKA_RATE
+  ? Number(process.env.CHAOS_KAFKA_RATE)
+  : Math.round(300 * Math.min(1, Math.max(1 / 3, MACHINE_SIGNS_PER_SECOND / REFERENCE_SIGNS_PER_SECOND)));
 const SECONDS = Number(process.env.CHAOS_KAFKA_SECONDS ?? 20);
 const KILL_AFTER_MS = 8000;
 
@@ -24,7 +36,9 @@ let admin: Admin;
 
 beforeAll(async () => {
   stack = await startPrivateStack({ name: 'chaos-kafka-broker', brokers: 3 });
-  pipeline = await startPipeline(stack.addresses);
+  // The mail server runs in this process, beside the load generator, and this test counts deliveries, not their
+  // signatures: checking DKIM on every tenth message leaves the cores to the brokers, the API and the sender.
+  pipeline = await startPipeline(stack.addresses, { verifyDkimEvery: 10 });
   // This test reads no view: the projector would only take CPU from the two cores the load shares.
   await pipeline.projector.kill();
   admin = pipeline.store.kafka.admin();
@@ -119,6 +133,8 @@ describe('one broker of three killed during keyed sends', () => {
       const recoveredAt = troubled.length ? Math.max(...troubled.map(endOf)) : killedAt;
       const figures: Record<string, unknown> = {
         ...summary,
+        ratePerSecond: RATE_PER_SECOND,
+        machineRsaSignsPerSecond: MACHINE_SIGNS_PER_SECOND,
         brokerKilled: `kafka-${victim}`,
         partitionsItLed: led,
         killedAtMs: killedAt - started,
@@ -203,4 +219,12 @@ function timeline(answers: Answer[], from: number): [number, number, number, num
       const refused = list.filter((a) => a.status === 503).length;
       return [second, list.length, refused, ms[Math.floor(ms.length / 2)]!, ms.at(-1)!];
     });
+}
+
+/** RSA-2048 signatures a second on one core, as `openssl speed rsa2048` measures them (the issue's own measure). */
+function rsaSignsPerSecond(): number {
+  const report = execFileSync('openssl', ['speed', '-seconds', '1', 'rsa2048'], { encoding: 'utf8', stdio: 'pipe' });
+  const row = /^rsa\s+2048 bits\s+\S+\s+\S+\s+([\d.]+)/m.exec(report);
+  if (!row) throw new Error(`no rsa2048 row in openssl speed's report:\n${report}`);
+  return Math.round(Number(row[1]));
 }

@@ -50,7 +50,12 @@ export interface Pipeline {
 
 export async function startPipeline(
   services: ServiceAddresses,
-  options: { allowance?: number | null; env?: Record<string, string> } = {},
+  options: {
+    allowance?: number | null;
+    env?: Record<string, string>;
+    /** Check DKIM on every N-th delivered message only (default: every one), for a test that counts deliveries under load. */
+    verifyDkimEvery?: number;
+  } = {},
 ): Promise<Pipeline> {
   const redis = createRedis(services.redisUrl);
   const store = new EventStore({
@@ -63,7 +68,7 @@ export async function startPipeline(
     { store, accounts, mailHost: 'mail.sendline.test' },
     { allowance: options.allowance === undefined ? 1_000_000 : options.allowance },
   );
-  const mail = await startMailServer(accounts, [org], { keepRaw: false });
+  const mail = await startMailServer(accounts, [org], { keepRaw: false, verifyDkim: options.verifyDkimEvery ?? true });
   const apiPort = await freePort();
   const metricsPort = await freePort();
   const env = (extra: Record<string, string>) => () => appEnvironment(services, { ...options.env, ...extra });
