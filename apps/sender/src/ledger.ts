@@ -17,7 +17,7 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
  * ledger per sender deployment, so that a test's or a benchmark's sender, on groups of its own, never
  * takes another deployment's word for what was sent.
  *     claim           "<topic>:<partition>:<offset>"  the MessageAccepted this ledger delivers (see `read`)
- *     sent            "1"   MessageSent was appended
+ *     sent            "1"   MessageSent was appended (written with the run's outcomes, see `record`)
  *     r:<recipient>   JSON  the recipient's entry:
  *       { "state": "accepted", response, host, at }  the server answered 250 (the guard); the outcome
  *                                                   event may not be appended yet. `at`: Redis's clock
@@ -173,16 +173,6 @@ export class DeliveryLedger {
     for (const id of pending) this.unwritten.delete(id);
   }
 
-  async markSent(messageIds: readonly string[]): Promise<void> {
-    if (messageIds.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const id of messageIds) {
-      pipeline.hset(this.keyOf(id), 'sent', '1');
-      pipeline.pexpire(this.keyOf(id), this.ttlMs);
-    }
-    await this.exec(pipeline, 'markSent');
-  }
-
   /**
    * The guard: the server accepted these recipients. Sent at once on the guard connection (an explicit
    * pipeline is written to the socket immediately; a lone command would wait for the client's auto-pipelining
@@ -220,15 +210,26 @@ export class DeliveryLedger {
     }
   }
 
-  async record(updates: readonly LedgerUpdate[]): Promise<void> {
-    if (updates.length === 0) return;
+  /**
+   * What a run decided, in one round trip after its outcomes were appended: each recipient's entry, and `sent`
+   * for the messages whose MessageSent the run appended. `sent` is not written apart, before the send: a run
+   * that fails before this write appends MessageSent again when it runs again, and that is the same event
+   * (one event id per message), so the write costs no round trip of its own on the way to the server.
+   */
+  async record(updates: readonly LedgerUpdate[], sent: readonly string[] = []): Promise<void> {
+    if (updates.length === 0 && sent.length === 0) return;
+    // One HSET and one PEXPIRE a message, whatever its number of recipients.
+    const fields = new Map<string, string[]>();
+    const fieldsOf = (messageId: string) => {
+      const key = this.keyOf(messageId);
+      if (!fields.has(key)) fields.set(key, []);
+      return fields.get(key)!;
+    };
+    for (const { messageId, recipient, entry } of updates)
+      fieldsOf(messageId).push(`r:${recipient}`, JSON.stringify(entry));
+    for (const messageId of sent) fieldsOf(messageId).push('sent', '1');
     const pipeline = this.redis.pipeline();
-    const keys = new Set<string>();
-    for (const { messageId, recipient, entry } of updates) {
-      pipeline.hset(this.keyOf(messageId), `r:${recipient}`, JSON.stringify(entry));
-      keys.add(this.keyOf(messageId));
-    }
-    for (const key of keys) pipeline.pexpire(key, this.ttlMs);
+    for (const [key, values] of fields) pipeline.hset(key, ...values).pexpire(key, this.ttlMs);
     await this.exec(pipeline, 'record');
   }
 

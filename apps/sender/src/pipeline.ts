@@ -30,8 +30,8 @@ export type { DeliveryJob } from './plan';
  *    250 (the guard) get their Delivered from the ledger, without a send; the others are sent to.
  * 2. Compose and DKIM-sign each message that has recipients to send to (compose.ts).
  * 3. Append MessageSent (first attempts): the delivery is under way. Its event id is the message's
- *    (eventIdFor(messageId, 'sent')): appended again after a fault (Kafka took it, the ledger's `sent` was
- *    not written), it is the same event, and the activity store shows it once.
+ *    (eventIdFor(messageId, 'sent')): appended again after a fault (Kafka took it, the run failed before the
+ *    ledger's `sent` was written with its outcomes), it is the same event, and the activity store shows it once.
  * 4. Deliver (deliver.ts): one SMTP transaction per (message, recipient domain), at most `limiter`'s many at
  *    once; each writes the guard for the recipients its server accepted as soon as its 250 arrives.
  * 5. Decide the outcomes per recipient (outcomes.ts), with SuppressionAdded for hard bounces and a retry
@@ -140,7 +140,6 @@ export class DeliveryPipeline {
       (plan) => plan.sent.length > 0 && (rawOf(plan) !== undefined || plan.fromGuard.length > 0),
     );
     await this.commands.messages.commit(sending.flatMap((plan) => plan.sent));
-    await this.deps.ledger.markSent(sending.map((plan) => plan.messageId));
 
     // 4. Deliver.
     const deliveries = await Promise.all(plans.map((plan) => deliver(plan, rawOf(plan), this.deps)));
@@ -152,7 +151,10 @@ export class DeliveryPipeline {
     const outcomes = plans.map((plan, i) => decideOutcomes(plan, deliveries[i]!, context));
     for (const kind of outcomes.flatMap((outcome) => outcome.kinds)) report.outcomes[kind]++;
     await this.commands.messages.commit(outcomes.flatMap((outcome) => outcome.events));
-    await this.deps.ledger.record(outcomes.flatMap((outcome) => outcome.ledger));
+    await this.deps.ledger.record(
+      outcomes.flatMap((outcome) => outcome.ledger),
+      sending.map((plan) => plan.messageId),
+    );
     await this.deps.suppressions.apply(outcomes.flatMap((outcome) => outcome.suppressions));
 
     const unsettled = plans.flatMap((plan, i): Unsettled[] => {
