@@ -20,7 +20,7 @@ interface CpuProfile {
 
 /** Steps in the order they are tried: the first whose pattern matches a frame (`function@url`) takes the sample. */
 const STEPS: readonly [string, RegExp][] = [
-  ['sign (DKIM)', /^signMessage@|\/dkim\//],
+  ['sign (DKIM)', /^signMessage@|\/dkim\/|smtp\/dkimSignature\.ts/],
   ['compose (MIME)', /mail-composer|mime-node|mime-funcs|\/qp\/|\/base64\/|smtp\/compose\.ts/],
   ['smtp (client, TLS)', /smtp-connection|smtp-pool|smtp\/transport\.ts|node:_tls|node:tls/],
   ['ledger + views (Redis)', /ioredis|redis-parser|sender\/src\/ledger\.ts|views\/suppressions/],

@@ -25,7 +25,7 @@ export async function signMessages(plans: readonly Plan[], dkimKeys: DkimKeys): 
     try {
       const found = await keys[i]!;
       if ('error' in found) throw found.error;
-      signed.set(plan.messageId, { raw: await signMessage(await composeMessage(plan.job.accepted.data), found.key) });
+      signed.set(plan.messageId, { raw: signMessage(await composeMessage(plan.job.accepted.data), found.key) });
     } catch (failure) {
       signed.set(plan.messageId, { failure });
     }

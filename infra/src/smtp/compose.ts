@@ -1,12 +1,11 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { addressDomain, canonicalAddress, type MessageAcceptedData } from '@sendline/domain';
-import DKIM from 'nodemailer/lib/dkim';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { InfrastructureError } from '../errors';
 
 /**
  * Composing a message is apart from sending it (nodemailer's habit): `composeMessage` turns an accepted
- * message into its MIME bytes with nodemailer's MailComposer, `signMessage` adds the DKIM-Signature,
+ * message into its MIME bytes with nodemailer's MailComposer, `signMessage` (dkimSignature.ts) adds the DKIM-Signature,
  * and a transport sends the bytes as they are (`raw`) to an envelope of our own.
  *
  * What the composed message carries:
@@ -115,27 +114,6 @@ export function dkimSigningKey(domainName: string, keySelector: string, privateK
       cause,
     });
   }
-}
-
-/** Adds a DKIM-Signature header (relaxed/relaxed, rsa-sha256) signed with the domain's key. */
-export async function signMessage(raw: Buffer, key: DkimSigningKey): Promise<Buffer> {
-  const signer = new DKIM({
-    domainName: key.domainName,
-    keySelector: key.keySelector,
-    privateKey: key.privateKey,
-    cacheDir: false,
-  });
-  const output = signer.sign(raw);
-  const chunks: Buffer[] = [];
-  try {
-    for await (const chunk of output) chunks.push(chunk as Buffer);
-  } catch (cause) {
-    throw new InfrastructureError('DkimSigningFailed', `DKIM signing for ${key.domainName} failed: ${String(cause)}`, {
-      retriable: false,
-      cause,
-    });
-  }
-  return Buffer.concat(chunks);
 }
 
 /** The SMTP envelope of an accepted message for some of its (canonical) recipients. */

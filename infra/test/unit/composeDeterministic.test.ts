@@ -1,24 +1,22 @@
 import type { MessageAcceptedData } from '@sendline/domain';
 import { describe, expect, it } from 'vitest';
 import { composeMessage } from '../../src/smtp/compose';
+import { acceptedMessage } from './acceptedMessage';
 
 /**
  * The composer gives the same bytes for the same accepted message (the API shows a message's source by composing
  * it again: GET /v1/messages/outbound/{id}/dump), and other bytes for another message.
  */
+/** A message with every kind of part: text and HTML, Cc and Bcc, a custom header, an attachment and an inline image. */
 function accepted(messageId: string): MessageAcceptedData {
-  return {
+  return acceptedMessage({
     messageId,
-    from: { email: 'orders@shop.example.test', name: 'Shop' },
-    to: [{ email: 'ann@example.net', name: 'Ann' }],
     cc: [{ email: 'carl@example.net' }],
     bcc: [{ email: 'bea@example.net' }],
-    replyTo: [],
     subject: 'Your receipt',
     textBody: 'Thanks',
     htmlBody: '<p>Thanks <img src="cid:logo"></p>',
     headers: [{ name: 'X-Order', value: '42' }],
-    metadata: {},
     attachments: [
       { name: 'receipt.txt', content: Buffer.from('Order 42').toString('base64'), contentType: 'text/plain' },
       {
@@ -28,14 +26,8 @@ function accepted(messageId: string): MessageAcceptedData {
         contentId: 'cid:logo',
       },
     ],
-    trackOpens: false,
-    trackLinks: 'None',
-    messageStream: 'outbound',
-    sizeBytes: 20,
     activeRecipients: ['ann@example.net', 'carl@example.net', 'bea@example.net'],
-    suppressedRecipients: [],
-    submittedAt: Date.UTC(2026, 10, 1),
-  } as MessageAcceptedData;
+  });
 }
 
 describe('composeMessage', () => {
