@@ -434,7 +434,7 @@ async function main(): Promise<void> {
     const presigned = [];
     for (let i = 0; i < 3000; i++) {
       const message = referenceMessage(i);
-      presigned.push({ message, raw: signMessage(await composeMessage(message), signingKey) });
+      presigned.push({ message, raw: await signMessage(await composeMessage(message), signingKey) });
     }
     references.push(await presignedToSink(mailPort, presigned, { poolSize: 24, concurrency: 200 }));
     if (process.env.BENCH_PEER === 'postfix') {

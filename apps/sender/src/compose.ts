@@ -8,28 +8,38 @@ const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resol
 
 /**
  * Step 2 of a delivery attempt (see pipeline.ts): compose and DKIM-sign each message that has recipients to send
- * to, one message at a time, the event loop let go between two. This is the CPU-heavy step (about 1-4 ms a
- * message), and other transactions are in flight meanwhile (another partition's chunk, the retry consumer): a
- * 250 arriving now has its guard written after one message's work, not after a whole chunk's (500 messages
- * composed together held a 250 back for over 100 ms). Keyed by message id.
+ * to. Composing is the event loop's own work (about 1-2 ms a message): one message at a time, the loop let go
+ * between two, so that a 250 arriving meanwhile (another partition's chunk, the retry consumer) has its guard
+ * written after one message's work, not after a whole chunk's (500 messages composed together held a 250 back
+ * for over 100 ms). The RSA signatures are made on the thread pool (signMessage), side by side, while the next
+ * messages are composed. Keyed by message id.
  */
 export async function signMessages(plans: readonly Plan[], dkimKeys: DkimKeys): Promise<Map<string, Signed>> {
-  const signed = new Map<string, Signed>();
   const keys = plans.map((plan) =>
     dkimKeys.keyFor(plan.organizationId, plan.job.accepted.data.from.email).then(
       (key) => ({ key }),
-      (error: unknown) => ({ error }),
+      (failure: unknown) => ({ failure }),
     ),
   );
+  const signing: Promise<Signed>[] = [];
   for (const [i, plan] of plans.entries()) {
-    try {
-      const found = await keys[i]!;
-      if ('error' in found) throw found.error;
-      signed.set(plan.messageId, { raw: signMessage(await composeMessage(plan.job.accepted.data), found.key) });
-    } catch (failure) {
-      signed.set(plan.messageId, { failure });
-    }
+    const composed = await composeMessage(plan.job.accepted.data).then(
+      (raw) => ({ raw }),
+      (failure: unknown) => ({ failure }),
+    );
+    signing.push(
+      keys[i]!.then(async (found): Promise<Signed> => {
+        if ('failure' in found) return found;
+        if ('failure' in composed) return composed;
+        try {
+          return { raw: await signMessage(composed.raw, found.key) };
+        } catch (failure) {
+          return { failure };
+        }
+      }),
+    );
     await yieldToEventLoop();
   }
-  return signed;
+  const signed = await Promise.all(signing);
+  return new Map(plans.map((plan, i) => [plan.messageId, signed[i]!]));
 }

@@ -107,7 +107,7 @@ describe('signMessage (DKIM, rsa-sha256, relaxed/relaxed)', () => {
     it(`signs ${shape}: mailauth verifies it, and the header is nodemailer's`, async () => {
       const raw = await composeMessage(accepted(overrides));
       const key = signingKey();
-      const signed = signMessage(raw, key);
+      const signed = await signMessage(raw, key);
 
       expect(signed.subarray(signed.length - raw.length).equals(raw)).toBe(true);
       expect(signed.toString('latin1')).toBe((await nodemailerSigned(raw, key)).toString('latin1'));
@@ -119,10 +119,12 @@ describe('signMessage (DKIM, rsa-sha256, relaxed/relaxed)', () => {
     it(`signs a message with ${shape} as nodemailer does`, async () => {
       const raw = Buffer.from(text, 'latin1');
       const key = signingKey();
-      expect(signMessage(raw, key).toString('latin1')).toBe((await nodemailerSigned(raw, key)).toString('latin1'));
+      expect((await signMessage(raw, key)).toString('latin1')).toBe(
+        (await nodemailerSigned(raw, key)).toString('latin1'),
+      );
       // A message without the empty line is no message a receiver checks (mailauth: none); the rest pass.
       if (text.includes('\n\n') || text.includes('\n\r\n')) {
-        expect((await verdict(signMessage(raw, key))).result).toBe('pass');
+        expect((await verdict(await signMessage(raw, key))).result).toBe('pass');
       }
     });
   }
@@ -130,14 +132,14 @@ describe('signMessage (DKIM, rsa-sha256, relaxed/relaxed)', () => {
   it('writes the domain as its A-label (an internationalized domain), and the selector as given', async () => {
     const raw = await composeMessage(accepted({ from: { email: 'orders@bücher.example' } }));
     const key = signingKey('Bücher.example', 'sel-2026');
-    const signed = signMessage(raw, key);
+    const signed = await signMessage(raw, key);
     expect(signed.toString('latin1')).toBe((await nodemailerSigned(raw, key)).toString('latin1'));
     expect(signed.toString('latin1')).toMatch(/ d=xn--bcher-kva\.example; /);
     expect(await verdict(signed, 'xn--bcher-kva.example', 'sel-2026')).toMatchObject({ result: 'pass' });
   });
 
   it('fails the check when the body or a signed header is changed after signing', async () => {
-    const signed = signMessage(await composeMessage(accepted()), signingKey()).toString('latin1');
+    const signed = (await signMessage(await composeMessage(accepted()), signingKey())).toString('latin1');
     const body = Buffer.from(signed.replace('Thanks for your order.', 'Thanks for your order!'), 'latin1');
     const subject = Buffer.from(signed.replace('Subject: Your receipt', 'Subject: Your refund'), 'latin1');
     // mailauth's words for a body hash that does not match: neutral, "body hash did not verify".
@@ -145,10 +147,10 @@ describe('signMessage (DKIM, rsa-sha256, relaxed/relaxed)', () => {
     expect((await verdict(subject)).result).toBe('fail');
   });
 
-  it('refuses to sign with a key that is not an RSA private key, non-retriable', () => {
+  it('refuses to sign with a key that is not an RSA private key, non-retriable', async () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const key = { ...signingKey(), privateKey };
-    expect(() => signMessage(Buffer.from('From: a@b.test\r\n\r\nx\r\n'), key)).toThrow(
+    await expect(signMessage(Buffer.from('From: a@b.test\r\n\r\nx\r\n'), key)).rejects.toThrow(
       expect.objectContaining({ code: 'DkimSigningFailed', retriable: false }),
     );
   });

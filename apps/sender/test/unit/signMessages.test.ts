@@ -6,7 +6,7 @@ import { signMessages } from '../../src/compose';
 import type { Plan } from '../../src/plan';
 
 /**
- * Step 2 of a delivery attempt: every message of a run composed and signed, each
+ * Step 2 of a delivery attempt: every message of a run composed and signed (the signatures made side by side), each
  * keyed by its id; a message whose domain has no key fails alone, and the others are signed and pass a receiver's
  * DKIM check.
  */
