@@ -10,6 +10,11 @@ export interface Delivery {
   results: RecipientResult[];
   /** When each recipient's guard was applied (Redis's clock): this run's, and earlier runs' (from the plan). */
   guardedAt: Map<string, number>;
+  /**
+   * When this run's server answered each recipient (the sender's clock, as its transaction ended): the time its
+   * outcome happened (Delivered at the 250, a bounce at the refusal), not when the run's last transaction ended.
+   */
+  answeredAt: Map<string, number>;
   /** A guard Redis did not take (DeliveryGuardFailed): the run fails, non-retriable. */
   failure?: unknown;
   transactions: number;
@@ -19,6 +24,7 @@ export interface DeliverDependencies {
   delivery: SmtpDelivery;
   ledger: DeliveryLedger;
   limiter: Limiter;
+  now: () => number;
 }
 
 /**
@@ -30,6 +36,7 @@ export function deliver(plan: Plan, raw: Buffer | undefined, deps: DeliverDepend
   const delivery: Delivery = {
     results: [],
     guardedAt: new Map(plan.fromGuard.map(({ recipient, at }) => [recipient, at])),
+    answeredAt: new Map(),
     transactions: 0,
   };
   if (!raw || plan.toSend.length === 0) return Promise.resolve(delivery);
@@ -43,6 +50,8 @@ export function deliver(plan: Plan, raw: Buffer | undefined, deps: DeliverDepend
       delivery.transactions++;
       const envelope = envelopeOf(plan.job.accepted.data, recipients);
       const results = await deps.delivery.send(domain, { envelope, raw });
+      const answeredAt = deps.now();
+      for (const result of results) delivery.answeredAt.set(canonicalAddress(result.recipient), answeredAt);
       const accepted = results.filter((result) => result.accepted);
       if (accepted.length > 0) {
         // The guard, at once: nothing else runs between the 250 and this write (see DeliveryLedger).

@@ -43,6 +43,8 @@ interface Observed {
   recipient: string;
   classification: DeliveryClassification;
   server: string;
+  /** When the server answered, if in this run (else the outcome is dated now: a guard's Delivered, recorded late). */
+  answeredAt?: number;
 }
 
 /** The reply code at the start of a server's answer ("250 2.0.0 OK" → 250); 250 when it has none. */
@@ -71,8 +73,9 @@ export function decideOutcomes(plan: Plan, delivery: Delivery, context: OutcomeC
   }));
   for (const result of delivery.results) {
     const recipient = canonicalAddress(result.recipient);
+    const answeredAt = delivery.answeredAt.get(recipient);
     if (result.accepted) {
-      observed.push({ recipient, classification: accepted(result.response), server: result.host });
+      observed.push({ recipient, classification: accepted(result.response), server: result.host, answeredAt });
       continue;
     }
     const attempt = result.error.attempt;
@@ -81,13 +84,18 @@ export function decideOutcomes(plan: Plan, delivery: Delivery, context: OutcomeC
       outcomes.ledger.push({ messageId, recipient, entry: { state: 'held', error: describeCause(result.error) } });
       continue;
     }
-    observed.push({ recipient, classification: classifyDeliveryAttempt(attempt), server: result.error.host ?? '' });
+    observed.push({
+      recipient,
+      classification: classifyDeliveryAttempt(attempt),
+      server: result.error.host ?? '',
+      answeredAt,
+    });
   }
 
   let state = plan.state;
   const deferred: { recipient: string; nextAttemptAt: number }[] = [];
-  for (const { recipient, classification, server } of observed) {
-    const now = context.now();
+  for (const { recipient, classification, server, answeredAt } of observed) {
+    const now = answeredAt ?? context.now();
     const outcome = deliveryOutcomeOf(classification, {
       attempt: job.attempt,
       firstAttemptAt: plan.firstAttemptAt,
