@@ -19,3 +19,17 @@ services_running() {
   status=$(bash infra/local/bin/infra status 2>/dev/null || true)
   grep -q ' up ' <<<"$status"
 }
+
+# npm test and the benchmarks: when no service is running yet, the services this run starts are stopped when it
+# exits (or earlier, by stop_services_started_here); services already running are left running, and
+# SENDLINE_KEEP_SERVICES=1 keeps them all.
+services_started_here=
+stop_services_at_exit_if_started_here() {
+  if services_running || [ -n "${SENDLINE_KEEP_SERVICES:-}" ]; then return 0; fi
+  services_started_here=1
+  trap stop_services_started_here EXIT
+}
+stop_services_started_here() {
+  if [ -n "$services_started_here" ]; then bash infra/local/bin/infra down || true; fi
+  services_started_here=
+}
