@@ -223,6 +223,62 @@ describe('the Kafka event store', () => {
     }
   });
 
+  it('with a commit interval, commits handled offsets on its timer, not per batch, and at once when it stops', async () => {
+    const own = await freshEventStore('commit-interval-test');
+    const topic = own.topics.accounts;
+    const org = randomUUID();
+    const group = uniqueName('commit-interval-group');
+    const handled: string[] = [];
+    const admin = own.kafka.admin();
+    await admin.connect();
+    /** Partitions whose committed offset is behind their end (only partitions holding events). */
+    const uncommitted = async () => {
+      const ends = (await admin.fetchTopicOffsets(topic)).filter((end) => end.offset !== '0');
+      const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
+      return ends.filter(
+        (end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.offset,
+      ).length;
+    };
+    const start = () =>
+      own.consume({
+        groupId: group,
+        topics: [topic],
+        retryUnknownErrors: true,
+        commitIntervalMs: 8000,
+        handleBatch: async (items) => {
+          handled.push(...items.map((item) => item.event.metadata.eventId));
+        },
+      });
+    let consumer = await start();
+    try {
+      const first = memberAdded(org, 'first@example.com');
+      await own.append([first]);
+      await eventually(async () => (handled.includes(first.metadata.eventId) ? true : undefined), 30_000, 'handled');
+      // Handled, and the next batch may be fetched, but the offset waits for the timer.
+      expect(await uncommitted()).toBe(1);
+      await eventually(async () => ((await uncommitted()) === 0 ? true : undefined), 30_000, 'the timer’s commit');
+
+      const second = memberAdded(org, 'second@example.com');
+      await own.append([second]);
+      await eventually(async () => (handled.includes(second.metadata.eventId) ? true : undefined), 30_000, 'handled');
+      const stoppedAt = Date.now();
+      await consumer.stop();
+      // Stopping committed what was handled, without waiting for the timer: a restart reads nothing again.
+      expect(await uncommitted()).toBe(0);
+      expect(Date.now() - stoppedAt).toBeLessThan(8000);
+      const before = handled.length;
+      consumer = await start();
+      const third = memberAdded(org, 'third@example.com');
+      await own.append([third]);
+      await eventually(async () => (handled.includes(third.metadata.eventId) ? true : undefined), 30_000, 'handled');
+      expect(handled.slice(before)).toEqual([third.metadata.eventId]);
+    } finally {
+      await consumer.stop();
+      await admin.disconnect();
+      await own.disconnect();
+    }
+  });
+
   it('sends a value that is not an event of ours to the dead-letter topic without calling the handler', async () => {
     const producer = store.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
     await producer.connect();

@@ -41,6 +41,12 @@ export interface SenderConfig {
   partitionsConsumedConcurrently: number;
   /** Messages handled together (composed, delivered, recorded, committed) within one fetched batch. */
   chunkSize: number;
+  /**
+   * How long handled offsets of email.messages may wait to be committed (one commit for every partition, at most
+   * this often, and at once on stop): the commit is off the path from one fetch to the next. A crash hands that
+   * much back to be read again, and the ledger skips it (nothing is sent twice).
+   */
+  commitIntervalMs: number;
   /** How long a stopping sender waits for what it holds before it gives up (and hands it back uncommitted). */
   shutdownTimeoutMs: number;
 }
@@ -80,6 +86,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1
  * | SENDLINE_SENDER_SESSION_TIMEOUT_MS   | 60000                           | consumer session timeout                        |
  * | SENDLINE_SENDER_PARTITIONS           | 6                               | partitions handled at once                      |
  * | SENDLINE_SENDER_CHUNK_SIZE           | 500                             | messages handled and committed together         |
+ * | SENDLINE_SENDER_COMMIT_INTERVAL_MS   | 1000                            | handled offsets committed at most this often    |
  * | SENDLINE_SENDER_SHUTDOWN_TIMEOUT_MS  | 30000                           | graceful stop: wait this long for work in hand  |
  */
 export function senderConfigFromEnv(env: NodeJS.ProcessEnv = process.env): SenderConfig {
@@ -114,6 +121,7 @@ export function senderConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sende
     sessionTimeoutMs: integer(env, 'SENDLINE_SENDER_SESSION_TIMEOUT_MS', 60_000, 6000),
     partitionsConsumedConcurrently: integer(env, 'SENDLINE_SENDER_PARTITIONS', 6),
     chunkSize: integer(env, 'SENDLINE_SENDER_CHUNK_SIZE', 500),
+    commitIntervalMs: integer(env, 'SENDLINE_SENDER_COMMIT_INTERVAL_MS', 1000, 0),
     shutdownTimeoutMs: integer(env, 'SENDLINE_SENDER_SHUTDOWN_TIMEOUT_MS', 30_000),
   };
 }

@@ -28,7 +28,8 @@ import { startRetryConsumer, type RunningRetryConsumer } from './retryConsumer';
  *
  * - email.messages (group `config.groupId`, EventStore.consume, unknown errors not retried): each
  *   MessageAccepted is delivered (first attempt). A fetched batch is handled in chunks of
- *   `config.chunkSize` messages; a chunk's offsets are committed once its outcomes are appended.
+ *   `config.chunkSize` messages; a chunk's offsets are committed once its outcomes are appended (the last
+ *   chunk's within `config.commitIntervalMs`, one commit for every partition).
  * - email.delivery-retries (group `config.retryGroupId`): each DeliveryRetryScheduled is held until due,
  *   then its recipients are attempted again (see retryConsumer.ts).
  *
@@ -164,9 +165,15 @@ export class Sender {
       maxRetryDelayMs: 30_000,
       sessionTimeoutMs: config.sessionTimeoutMs,
       partitionsConsumedConcurrently: config.partitionsConsumedConcurrently,
+      commitIntervalMs: config.commitIntervalMs,
       handleBatch: async (items) => this.handleAccepted(items, await consumerReady),
       onError: (error, item) => {
         if (error instanceof Stopping) return;
+        if ((error as { code?: string }).code === 'OffsetCommitFailed') {
+          // Nothing was lost: those messages are read again, and the ledger skips what they were.
+          this.log('warn', 'offset commit failed; handled messages will be read again', { error: String(error) });
+          return;
+        }
         this.stats.failures++;
         this.log('error', 'delivery failed', {
           error: String(error),
@@ -234,7 +241,8 @@ export class Sender {
       await this.runPipeline(jobs);
       // Committed here, chunk by chunk, once the outcomes are appended: a crash or a stop in a large batch
       // leaves only the chunk in hand to be handled again. The last chunk's offsets are not: EventStore.consume
-      // commits the whole batch as soon as the handler returns (one request, not two).
+      // commits them with the other partitions' on its timer (config.commitIntervalMs), off the path to the next
+      // fetch.
       if (start + this.options.config.chunkSize >= items.length) return;
       const last = chunk.at(-1)!.position;
       await consumer

@@ -1,6 +1,6 @@
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { isOutage } from '../../availability';
-import { declaredRetriable } from '../../errors';
+import { declaredRetriable, describeCause, InfrastructureError } from '../../errors';
 import { backoffDelay, sleep, type RetryOptions } from '../../retry';
 import type { EventCodec } from '../../registry/codec';
 import { slotKey, ViewBehindError, type BatchRange } from '../../views/positions';
@@ -40,6 +40,15 @@ export interface ConsumeOptions {
    */
   retryUnknownErrors: boolean;
   partitionsConsumedConcurrently?: number;
+  /**
+   * How long the offsets of a handled batch may wait to be committed (default 0: committed before the partition's
+   * next batch is fetched). Above 0, one timer commits every partition's handled offsets at most that often, and at
+   * once when the consumer stops or its group rebalances: the commit leaves the path from one fetch to the next
+   * (at low rates it was one Kafka request for every batch of one or two events). A crash, or a commit Kafka
+   * refused, hands up to that much work to be read again; only a handler that knows what it already did (the
+   * sender's ledger) takes this.
+   */
+  commitIntervalMs?: number;
   /**
    * The event types the handler takes (default: all). Events of other types are neither decoded nor handed to it,
    * and their offsets are committed with the rest: the sender reads only MessageAccepted from email.messages, two
@@ -107,6 +116,37 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
       acks: -1,
       messages: [deadLetterRecord(topic, message, error, attempts, options.groupId)],
     });
+
+  // Offsets handled and not committed yet (commitIntervalMs): the latest batch's commit covers every partition of the
+  // member's generation (kafkajs's uncommittedOffsets); one timer sends it. A commit of a generation that has ended is
+  // refused by Kafka: those offsets are read again by the partitions' next owner.
+  const commitInterval = options.commitIntervalMs ?? 0;
+  let deferred: (() => Promise<void>) | undefined;
+  let commitTimer: NodeJS.Timeout | undefined;
+  const commitDeferred = async () => {
+    clearTimeout(commitTimer);
+    commitTimer = undefined;
+    const commit = deferred;
+    deferred = undefined;
+    if (!commit) return;
+    await commit().catch((cause: unknown) =>
+      options.onError?.(
+        new InfrastructureError('OffsetCommitFailed', `handled offsets not committed (${describeCause(cause)})`, {
+          retriable: true,
+          cause,
+        }),
+        undefined,
+      ),
+    );
+  };
+  const deferCommit = (commit: () => Promise<void>) => {
+    deferred = commit;
+    commitTimer ??= setTimeout(() => void commitDeferred(), commitInterval);
+  };
+  if (commitInterval > 0) {
+    // Before the partitions go to their next owners (Kafka takes the ending generation's commits until then).
+    consumer.on(consumer.events.REBALANCING, () => void commitDeferred());
+  }
 
   // A handler that keeps its position with its data (a Redis view) is where each partition resumes: right after
   // the last event its store holds, not at the group's committed offset (which may be past writes the store lost).
@@ -185,7 +225,9 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
       const commitUpTo = async (offset: string) => {
         resolveOffset(offset);
         // With autoCommit off and no interval or threshold, kafkajs commits only offsets handed to it explicitly.
-        await commitOffsetsIfNecessary(uncommittedOffsets());
+        const commit = () => commitOffsetsIfNecessary(uncommittedOffsets());
+        if (commitInterval > 0 && !stopping.signal.aborted) deferCommit(commit);
+        else await commit();
         await heartbeat();
       };
       if (decoded.length > 0 && options.handleBatch) {
@@ -265,6 +307,8 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
     resync,
     stop: async () => {
       stopping.abort();
+      // What was handled is committed before the group is left (a batch still in hand commits at once, see commitUpTo).
+      await commitDeferred();
       await consumer.disconnect();
     },
   };
