@@ -118,8 +118,8 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
     });
 
   // Offsets handled and not committed yet (commitIntervalMs): the latest batch's commit covers every partition of the
-  // member's generation (kafkajs's uncommittedOffsets); one timer sends it. A commit of a generation that has ended is
-  // refused by Kafka: those offsets are read again by the partitions' next owner.
+  // member's generation (kafkajs's uncommittedOffsets); one timer sends it. kafkajs forgets the offsets resolved in a
+  // generation that has ended (a new offset manager at each sync): those are read again by the partitions' next owner.
   const commitInterval = options.commitIntervalMs ?? 0;
   let deferred: (() => Promise<void>) | undefined;
   let commitTimer: NodeJS.Timeout | undefined;
