@@ -71,8 +71,8 @@ const SENDER_WARM_UP_S = Number(process.env.BENCH_SENDER_WARM_UP_S ?? 5);
 /**
  * Seconds of 100 msg/s through the whole path before the first phase, unmeasured: the services were usually just
  * started (`npm run bench:e2e` starts them), and a fresh Kafka spends about half its CPU in its JIT compiler for the
- * first minutes (JFR's thread CPU: compiler threads 119 to 37 for the request handlers over a 100/s run). A broker
- * in production has long been warm.
+ * first minutes (JFR's per-thread CPU over a 100/s run: its compiler threads about three times its request
+ * handlers). A broker in production has long been warm.
  */
 const WARM_UP_S = Number(process.env.BENCH_WARM_UP_S ?? 30);
 const API_PORT = 3931;
@@ -403,7 +403,7 @@ async function main(): Promise<void> {
     const stepTimes: Record<string, unknown>[] = [];
     const stages: Record<string, unknown>[] = [];
     const stepCpu: Record<string, unknown>[] = [];
-    // Warm-up of the API and the mail server (JIT, connections, schema ids), not reported.
+    // Warm-up of the API, Kafka and the mail server (JIT, connections, schema ids), not reported (WARM_UP_S).
     await measure('warm-up', '100/s', (ids) => openLoop(100, WARM_UP_S, ids), 5, 0);
     const results = [];
     for (const rate of RATES) {

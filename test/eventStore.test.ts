@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { Partitioners } from 'kafkajs';
+import { Partitioners, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   deadLetterTopicOf,
@@ -200,12 +200,8 @@ describe('the Kafka event store', () => {
     await admin.connect();
     try {
       const committedToEnd = async () => {
-        const ends = (await admin.fetchTopicOffsets(topic)).filter((end) => end.offset !== '0');
-        const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-        const behind = ends.filter(
-          (end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.offset,
-        );
-        return ends.length > 0 && behind.length === 0 ? true : undefined;
+        const { holding, behind } = await partitionsBehind(admin, topic, group);
+        return holding > 0 && behind === 0 ? true : undefined;
       };
       await eventually(committedToEnd, 30_000, 'the group to commit every offset of the topic');
       // (Each member is a key of its own, so the two may be on different partitions: no order between them.)
@@ -231,14 +227,7 @@ describe('the Kafka event store', () => {
     const handled: string[] = [];
     const admin = own.kafka.admin();
     await admin.connect();
-    /** Partitions whose committed offset is behind their end (only partitions holding events). */
-    const uncommitted = async () => {
-      const ends = (await admin.fetchTopicOffsets(topic)).filter((end) => end.offset !== '0');
-      const [committed] = await admin.fetchOffsets({ groupId: group, topics: [topic] });
-      return ends.filter(
-        (end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.offset,
-      ).length;
-    };
+    const uncommitted = async () => (await partitionsBehind(admin, topic, group)).behind;
     const start = () =>
       own.consume({
         groupId: group,
@@ -315,6 +304,20 @@ interface DeadLetter {
   error: string | undefined;
   code: string | undefined;
   attempts: string | undefined;
+}
+
+/** Of a topic's partitions holding events, how many there are and how many the group's committed offset is behind. */
+async function partitionsBehind(
+  admin: Admin,
+  topic: string,
+  groupId: string,
+): Promise<{ holding: number; behind: number }> {
+  const ends = (await admin.fetchTopicOffsets(topic)).filter((end) => end.offset !== '0');
+  const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const behind = ends.filter(
+    (end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.offset,
+  );
+  return { holding: ends.length, behind: behind.length };
 }
 
 async function readDeadLetters(store: EventStore, topic: string): Promise<DeadLetter[]> {
