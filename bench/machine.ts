@@ -119,7 +119,7 @@ try {
   await busy('Redis GET round trip', () => redis.get(`sl:bench:${run}`), 20_000);
   await quiet('Kafka append, one event, acks=all', () => store.append([suppressionDeleted()]), 300);
   await busy('Kafka append, one event, acks=all', () => store.append([suppressionDeleted()]), 5_000);
-  await quiet('compose a message (nodemailer)', () => composeMessage(message), 400);
+  await quiet('compose a message (nodemailer’s MIME tree, written at once)', () => composeMessage(message), 400);
   await quiet('DKIM-sign it (RSA-2048, relaxed/relaxed)', () => signMessage(composed, key), 400);
   await quiet('DKIM-sign it with nodemailer’s streaming signer', () => nodemailerSigned(composed), 400);
   await quiet(

@@ -1,7 +1,9 @@
 import { createHash, createPrivateKey, type KeyObject } from 'node:crypto';
 import { addressDomain, canonicalAddress, type MessageAcceptedData } from '@sendline/domain';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import type MimeNode from 'nodemailer/lib/mime-node';
 import { InfrastructureError } from '../errors';
+import { mimeBytesAtOnce } from './mimeBytes';
 
 /**
  * Composing a message is apart from sending it (nodemailer's habit): `composeMessage` turns an accepted
@@ -55,7 +57,8 @@ function boundaryOf(messageId: string): string {
   return createHash('sha256').update(`mime-boundary\0${messageId}`).digest('hex').slice(0, 16);
 }
 
-export async function composeMessage(message: MessageAcceptedData): Promise<Buffer> {
+/** The message's MIME tree, compiled by nodemailer's MailComposer, not yet written. */
+export function mimeTreeOf(message: MessageAcceptedData): MimeNode {
   const mailbox = (m: { email: string; name?: string }) => ({ address: m.email, name: m.name ?? '' });
   const composer = new MailComposer({
     from: mailbox(message.from),
@@ -83,8 +86,17 @@ export async function composeMessage(message: MessageAcceptedData): Promise<Buff
   });
   const node = composer.compile();
   node.keepBcc = false;
+  return node;
+}
+
+/**
+ * The message's bytes. A tree held in memory, as every accepted message is, is written at once (mimeBytes.ts); one
+ * it cannot write that way is streamed by nodemailer. Both give the same bytes.
+ */
+export async function composeMessage(message: MessageAcceptedData): Promise<Buffer> {
   try {
-    return await node.build();
+    const tree = mimeTreeOf(message);
+    return mimeBytesAtOnce(tree) ?? (await tree.build());
   } catch (cause) {
     throw new InfrastructureError(
       'ComposeFailed',
