@@ -95,8 +95,8 @@ export function mimeTreeOf(message: MessageAcceptedData): MimeNode {
  */
 export async function composeMessage(message: MessageAcceptedData): Promise<Buffer> {
   try {
-    const tree = mimeTreeOf(message);
-    return mimeBytesAtOnce(tree) ?? (await tree.build());
+    // A tree the writer gave up on had some of its headers built: nodemailer streams a tree compiled afresh.
+    return mimeBytesAtOnce(mimeTreeOf(message)) ?? (await mimeTreeOf(message).build());
   } catch (cause) {
     throw new InfrastructureError(
       'ComposeFailed',

@@ -130,7 +130,11 @@ describe('mimeBytesAtOnce', () => {
   });
 
   it('leaves a quoted-printable body of more than one encoder slice (64 KiB) to the stream, and it still composes', async () => {
-    const message = accepted({ textBody: `${'Grüße, '.repeat(12_000)} ` });
+    const message = accepted({
+      textBody: 'Your order.',
+      htmlBody: `<p>${'Grüße, '.repeat(12_000)}</p> `,
+      attachments: [{ name: 'a.txt', content: base64Of(Buffer.from('Order 42')), contentType: 'text/plain' }],
+    });
     expect(mimeBytesAtOnce(mimeTreeOf(message))).toBeUndefined();
     const composed = await composeMessage(message);
     expect(composed.toString('latin1')).toBe((await streamed(message)).toString('latin1'));
