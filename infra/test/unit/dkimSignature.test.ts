@@ -1,12 +1,11 @@
 import { generateKeyPairSync } from 'node:crypto';
-import type { MessageAcceptedData } from '@sendline/domain';
 import DKIM from 'nodemailer/lib/dkim';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { composeMessage, dkimSigningKey, type DkimSigningKey } from '../../src/smtp/compose';
 import { checkDkim } from '../../src/smtp/dkimCheck';
 import { dkimRecordsFromMap, dkimRecordValue } from '../../src/smtp/dkimRecords';
 import { signMessage } from '../../src/smtp/dkimSignature';
-import { acceptedMessage as accepted } from './acceptedMessage';
+import { acceptedMessage as accepted, messageShapes } from './acceptedMessage';
 
 /**
  * The sender's DKIM signature: what a receiving server checks (mailauth's verifier, as the test mail server runs it,
@@ -35,42 +34,6 @@ async function nodemailerSigned(raw: Buffer, key: DkimSigningKey): Promise<Buffe
 
 const verdict = (raw: Buffer, domain = 'shop.example.test', selector = 'sl1') =>
   checkDkim(raw, dkimRecordsFromMap({ [`${selector}._domainkey.${domain}`]: dkimRecordValue(publicPem) }));
-
-const composed: [string, Partial<MessageAcceptedData>][] = [
-  ['a short text message', {}],
-  [
-    'text and HTML, Cc, Reply-To, custom headers, attachments and an inline image',
-    {
-      cc: [{ email: 'carl@example.net' }],
-      replyTo: [{ email: 'help@shop.example.test', name: 'Help' }],
-      htmlBody: '<p>Thanks <img src="cid:logo"></p>',
-      headers: [
-        { name: 'X-Order', value: '42' },
-        { name: 'List-Unsubscribe', value: '<mailto:leave@shop.example.test>' },
-      ],
-      attachments: [
-        { name: 'receipt.txt', content: Buffer.from('Order 42').toString('base64'), contentType: 'text/plain' },
-        {
-          name: 'logo.png',
-          content: Buffer.from('png').toString('base64'),
-          contentType: 'image/png',
-          contentId: 'logo',
-        },
-      ],
-    },
-  ],
-  [
-    'non-ASCII names, subject and body, long lines, many recipients (folded headers)',
-    {
-      from: { email: 'orders@shop.example.test', name: 'Boutique Élodie' },
-      to: Array.from({ length: 12 }, (_, i) => ({ email: `customer${i}@example.net`, name: `Kundin Nr. ${i} Müller` })),
-      subject: 'Ihre Bestellung – Übersicht und Rechnung für den Monat November, mit allen Positionen',
-      textBody: `Grüße aus Köln.  Zeile mit   Leerzeichen   \n\n${'Lorem ipsum dolor sit amet '.repeat(30)}\n\n\n`,
-      htmlBody: `<p>${'Привет, мир! '.repeat(40)}</p>`,
-    },
-  ],
-  ['an HTML body only', { textBody: undefined, htmlBody: '<h1>Sign-in code</h1><p>493 201</p>' }],
-];
 
 /** Raw messages for the canonicalization's corners (composed messages never have most of them). */
 const raws: [string, string][] = [
@@ -103,7 +66,7 @@ const raws: [string, string][] = [
 ];
 
 describe('signMessage (DKIM, rsa-sha256, relaxed/relaxed)', () => {
-  for (const [shape, overrides] of composed) {
+  for (const [shape, overrides] of messageShapes) {
     it(`signs ${shape}: mailauth verifies it, and the header is nodemailer's`, async () => {
       const raw = await composeMessage(accepted(overrides));
       const key = signingKey();
