@@ -21,8 +21,14 @@ interface CpuProfile {
 /** Steps in the order they are tried: the first whose pattern matches a frame (`function@url`) takes the sample. */
 const STEPS: readonly [string, RegExp][] = [
   ['sign (DKIM)', /^signMessage@|\/dkim\/|smtp\/dkimSignature\.ts/],
-  ['compose (MIME)', /mail-composer|mime-node|mime-funcs|\/qp\/|\/base64\/|smtp\/compose\.ts/],
-  ['smtp (client, TLS)', /smtp-connection|smtp-pool|smtp\/transport\.ts|node:_tls|node:tls/],
+  // Composing is synchronous and starts in compose.ts (mimeBytes.ts writes the tree): nodemailer's MIME frames outside
+  // it are the transport's Mailer wrapping the raw bytes it was given in a MailComposer tree and streaming them, which
+  // is sending.
+  ['compose (MIME)', /smtp\/compose\.ts|smtp\/mimeBytes\.ts/],
+  [
+    'smtp (client, TLS)',
+    /smtp-connection|smtp-pool|\/mailer\/|mail-composer|mime-node|mime-funcs|smtp\/transport\.ts|node:_tls|node:tls/,
+  ],
   ['ledger + views (Redis)', /ioredis|redis-parser|sender\/src\/ledger\.ts|views\/suppressions/],
   ['outcome/sent append (produce)', /eventStore\/producer\.ts|kafkajs\/src\/producer|commands\/handler\.ts/],
   ['fetch + decode (Kafka, Avro)', /kafkajs|avsc|registry\/codec|decodeBatch|eventStore\/consumer\.ts/],
