@@ -245,7 +245,16 @@ async function main(): Promise<void> {
       Tag: 'bench',
     });
     let counter = 0;
-    let httpErrors = 0;
+    /** Answers other than 200, by status code, and requests that got no answer, by error code. */
+    const httpErrors = new Map<string, number>();
+    const failed = (kind: string) => httpErrors.set(kind, (httpErrors.get(kind) ?? 0) + 1);
+    /** The errors since `before`, e.g. "3 (503: 2, ECONNRESET: 1)", or "0". */
+    const errorsSince = (before: Map<string, number>) => {
+      const since = [...httpErrors].map(([kind, count]) => [kind, count - (before.get(kind) ?? 0)] as const);
+      const counted = since.filter(([, count]) => count > 0);
+      const total = counted.reduce((sum, [, count]) => sum + count, 0);
+      return total === 0 ? '0' : `${total} (${counted.map(([kind, count]) => `${kind}: ${count}`).join(', ')})`;
+    };
     const post = (path: string, payload: unknown) =>
       new Promise<unknown>((resolve) => {
         const text = JSON.stringify(payload);
@@ -266,7 +275,7 @@ async function main(): Promise<void> {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('end', () => {
-              if (res.statusCode !== 200) httpErrors++;
+              if (res.statusCode !== 200) failed(String(res.statusCode));
               try {
                 resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
               } catch {
@@ -275,8 +284,8 @@ async function main(): Promise<void> {
             });
           },
         );
-        req.on('error', () => {
-          httpErrors++;
+        req.on('error', (error: NodeJS.ErrnoException) => {
+          failed(error.code ?? error.message);
           resolve(undefined);
         });
         req.end(text);
@@ -345,7 +354,7 @@ async function main(): Promise<void> {
       // of a 100/s phase waited 1-1.7 s (the steady state after them: 30-200 ms on average), and made its p99.
       const warmed = warmS > 0 ? await warmUp(warmS) : 0;
       const ids: string[] = [];
-      const errorsBefore = httpErrors;
+      const errorsBefore = new Map(httpErrors);
       const cpuBefore = [cpuMs(api), cpuMs(sender), cpuMs(mail)];
       const startedAt = Date.now();
       await drive(ids);
@@ -393,7 +402,7 @@ async function main(): Promise<void> {
         delivered: `${delivered.length}/${ids.length}`,
         'p50 ms': percentile(latencies, 50),
         'p99 ms': percentile(latencies, 99),
-        'http errors': httpErrors - errorsBefore,
+        'http errors': errorsSince(errorsBefore),
         'CPU ms/msg api': perMessage1(apiCpu!, ids.length),
         sender: perMessage1(senderCpu!, delivered.length),
         'mail server': perMessage1(mailCpu!, delivered.length),
