@@ -1,4 +1,5 @@
 import type MimeNode from 'nodemailer/lib/mime-node';
+import { wrap as base64Wrap } from 'nodemailer/lib/base64';
 import { encode as qpEncode, wrap as qpWrap } from 'nodemailer/lib/qp';
 
 /**
@@ -42,19 +43,12 @@ function quotedPrintable(content: Buffer): string | undefined {
   return written + lastLine;
 }
 
-function base64Lines(content: Buffer): string {
-  const encoded = content.toString('base64');
-  const lines: string[] = [];
-  for (let at = 0; at < encoded.length; at += LINE) lines.push(encoded.slice(at, at + LINE));
-  return lines.join('\r\n');
-}
-
 /** A part's body, encoded as its Content-Transfer-Encoding says; undefined when it cannot be written at once. */
 function encodedBody(node: MimeNode, transferEncoding: string): Buffer | undefined {
   const content = node.content;
   if (typeof content !== 'string' && !Buffer.isBuffer(content)) return undefined;
   const bytes = typeof content === 'string' ? Buffer.from(content) : content;
-  if (transferEncoding === 'base64') return Buffer.from(base64Lines(bytes), 'latin1');
+  if (transferEncoding === 'base64') return Buffer.from(base64Wrap(bytes.toString('base64'), LINE), 'latin1');
   if (transferEncoding === 'quoted-printable') {
     // Outside of text, nodemailer's encoder writes lone CR and LF as data ("binary"): not done here.
     if (!/^text\//i.test(node.contentType ?? '')) return undefined;
