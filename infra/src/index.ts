@@ -16,6 +16,7 @@ export * from './kafka/eventStore';
 export * from './kafka/reachability';
 export * from './commands';
 export * from './registry/codec';
+export * from './registry/registerAll';
 export * from './clickhouse/client';
 export * from './clickhouse/migrations';
 export * from './redis/client';

@@ -3,8 +3,15 @@
  * and compaction; every event schema registered (BACKWARD); the ClickHouse
  * database and its migrations. Safe to run again: it only adds what is missing.
  */
-import { eventSchemas } from '@sendline/schemas';
-import { createClickHouse, EventStore, migrate, routeEvent, serviceAddresses, topicConfigs } from '@sendline/infra';
+import {
+  createClickHouse,
+  describeCause,
+  EventStore,
+  migrate,
+  registerEventSchemas,
+  serviceAddresses,
+  topicConfigs,
+} from '@sendline/infra';
 
 const addresses = serviceAddresses();
 const store = new EventStore({
@@ -15,16 +22,12 @@ const store = new EventStore({
 const started = Date.now();
 try {
   await store.ensureTopics(topicConfigs(store.topics));
-  let registered = 0;
-  for (const type of eventSchemas.keys()) {
-    const sample = {
-      type,
-      data: { messageId: 'x', emailAddress: 'x', email: 'x', domain: 'x', keyId: 'x', callId: 'x' },
-      metadata: { organizationId: 'x' },
-    };
-    await store.codec.schemaId(routeEvent(sample, store.topics).topic, type);
-    registered++;
-  }
+  const registered = await registerEventSchemas(store.codec, store.topics, {
+    onRetry: (error, attempt, delayMs) =>
+      console.log(
+        `schema registration attempt ${attempt} failed (${describeCause(error)}); trying again in ${delayMs} ms`,
+      ),
+  });
   const clickhouse = createClickHouse(addresses.clickhouseUrl);
   const applied = await migrate(clickhouse, addresses.clickhouseDatabase);
   await clickhouse.close();
