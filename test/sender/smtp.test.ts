@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { classifyDeliveryAttempt, type MessageAcceptedData } from '@sendline/domain';
 import {
   answerForAddress,
@@ -143,6 +143,28 @@ describe('one SMTP transaction', () => {
       const received = server.messages().find((m) => m.messageId === '<msg-per-recipient@shop.example.test>');
       expect(received?.recipients).toEqual(['Ann@dest.test']);
       expect(received?.dkim).toEqual({ result: 'pass', domain: 'shop.example.test', selector: 'sel1' });
+      expect(received?.tls).toBe(true);
+    } finally {
+      delivery.close();
+    }
+  });
+
+  it('carries the signed bytes unchanged: lines that start with a dot, a large attachment, over STARTTLS', async () => {
+    const data = message(['bytes@dest.test'], {
+      messageId: 'msg-bytes',
+      textBody: '.a line that starts with a dot\n..two of them\n.\nand a lone dot above',
+      attachments: [
+        { name: 'big.bin', contentType: 'application/octet-stream', content: randomBytes(300_000).toString('base64') },
+      ],
+    });
+    const raw = await signed(data);
+    const delivery = new SmtpDelivery(new RelayRouter(server.host, server.port), { heloName: 'test.sendline' });
+    try {
+      const results = await delivery.send('dest.test', { envelope: envelopeOf(data, data.activeRecipients), raw });
+      expect(results.map((r) => r.accepted)).toEqual([true]);
+      const received = server.messages().find((m) => m.messageId === '<msg-bytes@shop.example.test>');
+      expect(received?.raw?.equals(raw)).toBe(true);
+      expect(received?.dkim.result).toBe('pass');
       expect(received?.tls).toBe(true);
     } finally {
       delivery.close();
