@@ -84,6 +84,8 @@ if (process.argv.includes('--mail-server')) {
   let received = 0;
   let dkimChecked = 0;
   let dkimFailures = 0;
+  /** Failures by who sent the message (Postfix adds a Received field, the sender none) and by verdict. */
+  const dkimFailuresBy: Record<string, number> = {};
   const server = await new TestMailServer({
     dkimRecords: dkimRecordsFromMap(JSON.parse(process.env.BENCH_DKIM_RECORDS ?? '{}') as Record<string, string>),
     // The receiving side is not what is measured: it checks every 10th message's signature.
@@ -94,11 +96,16 @@ if (process.argv.includes('--mail-server')) {
       received++;
       if (message.dkim.result === 'unchecked') return;
       dkimChecked++;
-      if (message.dkim.result !== 'pass') dkimFailures++;
+      if (message.dkim.result === 'pass') return;
+      dkimFailures++;
+      const relayed = message.headers.some((header) => header.name.toLowerCase() === 'received');
+      const comment = message.dkim.comment ? ` (${message.dkim.comment})` : '';
+      const kind = `${relayed ? 'Postfix' : 'sender'} ${message.dkim.result}${comment}`;
+      dkimFailuresBy[kind] = (dkimFailuresBy[kind] ?? 0) + 1;
     },
   }).start();
   process.send!({ ready: true, port: server.port });
-  setInterval(() => process.send!({ received, dkimChecked, dkimFailures }), 250);
+  setInterval(() => process.send!({ received, dkimChecked, dkimFailures, dkimFailuresBy }), 250);
   process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
 } else {
   await main();
@@ -137,7 +144,7 @@ async function main(): Promise<void> {
   const processes: ChildProcess[] = [];
   const mail = child('bench/e2e.ts', ['--mail-server'], { BENCH_DKIM_RECORDS: JSON.stringify(dkimRecords) }, true);
   processes.push(mail);
-  const mailCounts = { received: 0, dkimChecked: 0, dkimFailures: 0 };
+  const mailCounts = { received: 0, dkimChecked: 0, dkimFailures: 0, dkimFailuresBy: {} as Record<string, number> };
   const mailPort = await new Promise<number>((resolve) => {
     mail.on('message', (m: { ready?: boolean; port?: number; received?: number }) => {
       if (m.ready) resolve(m.port!);
@@ -499,7 +506,12 @@ async function main(): Promise<void> {
     console.table(references);
     console.log(
       `mail server: ${mailCounts.received} messages received; DKIM checked on ${mailCounts.dkimChecked}, ` +
-        `${mailCounts.dkimFailures} of them without a passing signature`,
+        `${mailCounts.dkimFailures} of them without a passing signature` +
+        (mailCounts.dkimFailures > 0
+          ? ` (${Object.entries(mailCounts.dkimFailuresBy)
+              .map(([kind, n]) => `${kind}: ${n}`)
+              .join(', ')})`
+          : ''),
     );
     agent.destroy();
     // kafkajs's disconnect can wait for ever on a consumer in the middle of a fetch; a bench does not wait.
