@@ -74,6 +74,10 @@ function stop(): void {
     // What it has not relayed goes too: nothing is left to go out to the next run's mail server. (postsuper is run
     // while Postfix is: with maillog_file set, it logs through postlogd, and fails without it.)
     run('postsuper', ['-d', 'ALL']);
+  } catch {
+    // not running, or nothing queued
+  }
+  try {
     run('postfix', ['stop']);
   } catch {
     // not running

@@ -4,7 +4,7 @@ import type { TopicNames } from '../kafka/topics';
 import { retry, type RetryOptions } from '../retry';
 import type { EventCodec } from './codec';
 
-/** How long provisioning keeps trying one schema: about 15 s in all, for a registry that has only just started. */
+/** How long provisioning keeps trying one schema: about 12 s of waiting in all, for a registry that has only just started. */
 export const SCHEMA_REGISTRATION_RETRY: RetryOptions = { maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5_000 };
 
 /**
