@@ -112,6 +112,11 @@ if (process.argv.includes('--mail-server')) {
   process.exit(0);
 }
 
+/** Counts by kind as one line: "503: 2, ECONNRESET: 1". */
+function byKind(counts: Iterable<readonly [string, number]>): string {
+  return [...counts].map(([kind, count]) => `${kind}: ${count}`).join(', ');
+}
+
 function child(script: string, args: string[], env: Record<string, string>, ipc = false): ChildProcess {
   return spawn(process.execPath, [...PROFILE_FLAGS, '--import', 'tsx', script, ...args], {
     env: { ...process.env, ...env },
@@ -260,7 +265,7 @@ async function main(): Promise<void> {
       const since = [...httpErrors].map(([kind, count]) => [kind, count - (before.get(kind) ?? 0)] as const);
       const counted = since.filter(([, count]) => count > 0);
       const total = counted.reduce((sum, [, count]) => sum + count, 0);
-      return total === 0 ? '0' : `${total} (${counted.map(([kind, count]) => `${kind}: ${count}`).join(', ')})`;
+      return total === 0 ? '0' : `${total} (${byKind(counted)})`;
     };
     const post = (path: string, payload: unknown) =>
       new Promise<unknown>((resolve) => {
@@ -507,11 +512,7 @@ async function main(): Promise<void> {
     console.log(
       `mail server: ${mailCounts.received} messages received; DKIM checked on ${mailCounts.dkimChecked}, ` +
         `${mailCounts.dkimFailures} of them without a passing signature` +
-        (mailCounts.dkimFailures > 0
-          ? ` (${Object.entries(mailCounts.dkimFailuresBy)
-              .map(([kind, n]) => `${kind}: ${n}`)
-              .join(', ')})`
-          : ''),
+        (mailCounts.dkimFailures > 0 ? ` (${byKind(Object.entries(mailCounts.dkimFailuresBy))})` : ''),
     );
     agent.destroy();
     // kafkajs's disconnect can wait for ever on a consumer in the middle of a fetch; a bench does not wait.

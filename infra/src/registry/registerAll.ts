@@ -5,7 +5,7 @@ import { retry, type RetryOptions } from '../retry';
 import type { EventCodec } from './codec';
 
 /** How long provisioning keeps trying one schema: about 12 s of waiting in all, for a registry that has only just started. */
-export const SCHEMA_REGISTRATION_RETRY: RetryOptions = { maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5_000 };
+const SCHEMA_REGISTRATION_RETRY: RetryOptions = { maxAttempts: 6, initialDelayMs: 500, maxDelayMs: 5_000 };
 
 /**
  * Registers every event type's schema under the subject of the topic it is written to.
