@@ -163,7 +163,7 @@ async function main(): Promise<void> {
   /** A sender process on consumer groups of its own that start at the topics' ends (each phase gets a fresh one). */
   let senders = 0;
   /** What each sender said when it stopped (its stats: where a message's time went, step by step). */
-  const stoppedStats = new Map<ChildProcess, { steps?: Record<string, number> }>();
+  const stoppedStats = new Map<ChildProcess, { steps?: Record<string, number>; runs?: number; messages?: number }>();
   const startSender = async (): Promise<ChildProcess> => {
     const config: SenderConfig = {
       ...senderConfigFromEnv({}),
@@ -406,6 +406,9 @@ async function main(): Promise<void> {
         'Delivered: 250 → in Kafka': stage(deliveredAt, deliveredAppendedAt),
       });
       const perMessage1 = (ms: number, count: number) => (count > 0 ? (ms / count).toFixed(1) : '-');
+      // Messages a delivery run took at once, over the sender's whole life (its warm-up too): each run costs a
+      // ledger read, two appends and a ledger write, whatever its size.
+      const { runs, messages } = stoppedStats.get(sender) ?? {};
       return {
         phase: name,
         offered,
@@ -418,6 +421,7 @@ async function main(): Promise<void> {
         'CPU ms/msg api': perMessage1(apiCpu!, ids.length),
         sender: perMessage1(senderCpu!, delivered.length),
         'mail server': perMessage1(mailCpu!, delivered.length),
+        'msgs/run': runs && messages ? (messages / runs).toFixed(1) : '-',
       };
     };
 
