@@ -82,6 +82,11 @@ const TAP_TYPES: ReadonlySet<string> = new Set(['MessageAccepted', 'MessageSent'
 // ── The mail server, as a child process of the bench ────────────────────────────────────────────────
 if (process.argv.includes('--mail-server')) {
   let received = 0;
+  /** Messages whose Message-ID came before (a client that re-sent one), and bounces (an empty envelope sender). */
+  const seen = new Set<string>();
+  /** By who sent them: 'Postfix' (a Received field) or 'direct' (the sender, the pre-signed reference). */
+  const receivedTwice: Record<string, number> = {};
+  let bounces = 0;
   let dkimChecked = 0;
   let dkimFailures = 0;
   /** Failures by who sent the message (Postfix adds a Received field, the sender none) and by verdict. */
@@ -94,18 +99,29 @@ if (process.argv.includes('--mail-server')) {
     maxKept: 0,
     onMessage: (message) => {
       received++;
+      if (message.envelopeFrom === '') bounces++;
+      // Postfix relays the messages the pre-signed reference sent before it (same Message-IDs): counted apart.
+      const relayed = message.headers.some((header) => header.name.toLowerCase() === 'received');
+      const source = relayed ? 'Postfix' : 'direct';
+      if (message.messageId !== undefined) {
+        const key = `${source} ${message.messageId}`;
+        if (seen.has(key)) receivedTwice[source] = (receivedTwice[source] ?? 0) + 1;
+        else seen.add(key);
+      }
       if (message.dkim.result === 'unchecked') return;
       dkimChecked++;
       if (message.dkim.result === 'pass') return;
       dkimFailures++;
-      const relayed = message.headers.some((header) => header.name.toLowerCase() === 'received');
       const comment = message.dkim.comment ? ` (${message.dkim.comment})` : '';
       const kind = `${relayed ? 'Postfix' : 'sender'} ${message.dkim.result}${comment}`;
       dkimFailuresBy[kind] = (dkimFailuresBy[kind] ?? 0) + 1;
     },
   }).start();
   process.send!({ ready: true, port: server.port });
-  setInterval(() => process.send!({ received, dkimChecked, dkimFailures, dkimFailuresBy }), 250);
+  setInterval(
+    () => process.send!({ received, receivedTwice, bounces, dkimChecked, dkimFailures, dkimFailuresBy }),
+    250,
+  );
   process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
 } else {
   await main();
@@ -149,7 +165,14 @@ async function main(): Promise<void> {
   const processes: ChildProcess[] = [];
   const mail = child('bench/e2e.ts', ['--mail-server'], { BENCH_DKIM_RECORDS: JSON.stringify(dkimRecords) }, true);
   processes.push(mail);
-  const mailCounts = { received: 0, dkimChecked: 0, dkimFailures: 0, dkimFailuresBy: {} as Record<string, number> };
+  const mailCounts = {
+    received: 0,
+    receivedTwice: {} as Record<string, number>,
+    bounces: 0,
+    dkimChecked: 0,
+    dkimFailures: 0,
+    dkimFailuresBy: {} as Record<string, number>,
+  };
   const mailPort = await new Promise<number>((resolve) => {
     mail.on('message', (m: { ready?: boolean; port?: number; received?: number }) => {
       if (m.ready) resolve(m.port!);
@@ -516,7 +539,9 @@ async function main(): Promise<void> {
     console.log(
       `mail server: ${mailCounts.received} messages received; DKIM checked on ${mailCounts.dkimChecked}, ` +
         `${mailCounts.dkimFailures} of them without a passing signature` +
-        (mailCounts.dkimFailures > 0 ? ` (${byKind(Object.entries(mailCounts.dkimFailuresBy))})` : ''),
+        (mailCounts.dkimFailures > 0 ? ` (${byKind(Object.entries(mailCounts.dkimFailuresBy))})` : '') +
+        `; received twice (a Message-ID that came before): ${byKind(Object.entries(mailCounts.receivedTwice)) || 'none'}` +
+        `; ${mailCounts.bounces} bounces (empty envelope sender)`,
     );
     agent.destroy();
     // kafkajs's disconnect can wait for ever on a consumer in the middle of a fetch; a bench does not wait.

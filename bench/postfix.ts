@@ -177,7 +177,7 @@ export async function postfixReference(options: PostfixPeerOptions): Promise<Ref
   });
   try {
     const limiter = new Limiter(options.concurrency);
-    const before = options.received();
+    const before = await settledCount(options.received);
     const cpuBefore = cpuByPid();
     const cpuLast = new Map(cpuBefore);
     const sample = setInterval(() => {
@@ -212,5 +212,21 @@ export async function postfixReference(options: PostfixPeerOptions): Promise<Ref
   } finally {
     delivery.close();
     stop();
+  }
+}
+
+/**
+ * The mail server's count once it has stopped moving. It comes from another process every 250 ms, and this process
+ * has just been busy (composing the messages, configuring Postfix synchronously) without reading it: taken at once,
+ * it was up to ~600 messages behind, and the earlier references' last messages were counted as Postfix's (its
+ * "relayed" 3,002–3,047 for 3,000, and a wait that ended before Postfix had relayed them all).
+ */
+async function settledCount(received: () => number): Promise<number> {
+  let last = received();
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const now = received();
+    if (now === last) return now;
+    last = now;
   }
 }

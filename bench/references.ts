@@ -66,20 +66,22 @@ export async function presignedToSink(
     limiter.run(() =>
       delivery.send('bench.example.net', { envelope: envelopeOf(message, message.activeRecipients), raw }),
     );
-  // Warm-up: the pool's connections opened and upgraded (STARTTLS) before the clock starts.
+  // Warm-up: the pool's connections opened and upgraded (STARTTLS) before the clock starts, with messages of their
+  // own (sent again in the measured run, each of these was received twice by the mail server).
   await Promise.all(raws.slice(0, options.poolSize).map(send));
+  const measured = raws.slice(options.poolSize);
   const cpu = cpuMsNow();
   const started = performance.now();
-  const results = await Promise.all(raws.map(send));
+  const results = await Promise.all(measured.map(send));
   const seconds = (performance.now() - started) / 1000;
   const cpuMs = cpuMsNow() - cpu;
   delivery.close();
   const accepted = results.filter((result) => result.every((recipient) => recipient.accepted)).length;
   return {
     reference: 'nodemailer pool → mail server, pre-signed',
-    messages: raws.length,
+    messages: measured.length,
     'messages/s': Math.round(accepted / seconds),
-    'CPU ms/msg': (cpuMs / raws.length).toFixed(3),
+    'CPU ms/msg': (cpuMs / measured.length).toFixed(3),
     note: `${options.poolSize} connections, ${options.concurrency} in flight, STARTTLS; ${accepted} accepted`,
   };
 }
