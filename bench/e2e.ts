@@ -35,7 +35,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
@@ -162,6 +162,20 @@ async function main(): Promise<void> {
     [`${domainState.dkimSelector}._domainkey.${org.domain}`]: dkimRecordValue(domainState.dkimPublicKey),
   };
 
+  // The services' processes when this machine runs them (infra/local: their pids), for the CPU columns; else '-'.
+  const localPid = (name: string) => {
+    try {
+      return { pid: Number(readFileSync(`${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run/${name}.pid`, 'utf8')) };
+    } catch {
+      return {};
+    }
+  };
+  const [kafka, redisServer] = [localPid('kafka'), localPid('redis')];
+  /** This process: the load generator and the tap. */
+  const ownCpuMs = () => {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  };
   const processes: ChildProcess[] = [];
   const mail = child('bench/e2e.ts', ['--mail-server'], { BENCH_DKIM_RECORDS: JSON.stringify(dkimRecords) }, true);
   processes.push(mail);
@@ -390,12 +404,13 @@ async function main(): Promise<void> {
       const warmed = warmS > 0 ? await warmUp(warmS) : 0;
       const ids: string[] = [];
       const errorsBefore = new Map(httpErrors);
-      const cpuBefore = [cpuMs(api), cpuMs(sender), cpuMs(mail)];
+      const cpuNow = () => [cpuMs(api), cpuMs(sender), cpuMs(mail), cpuMs(kafka), cpuMs(redisServer), ownCpuMs()];
+      const cpuBefore = cpuNow();
       const startedAt = Date.now();
       await drive(ids);
       const sentFor = (Date.now() - startedAt) / 1000;
       await waitForDeliveries(ids, drainS);
-      const [apiCpu, senderCpu, mailCpu] = [cpuMs(api), cpuMs(sender), cpuMs(mail)].map((ms, i) => ms - cpuBefore[i]!);
+      const [apiCpu, senderCpu, mailCpu, kafkaCpu, redisCpu, benchCpu] = cpuNow().map((ms, i) => ms - cpuBefore[i]!);
       await stopProcess(sender);
       await new Promise((resolve) => setImmediate(resolve));
       stepTimes.push({ phase: name, ...stoppedStats.get(sender)?.steps });
@@ -428,7 +443,8 @@ async function main(): Promise<void> {
         'SMTP: Sent → 250': stage(sentAt, deliveredAt),
         'Delivered: 250 → in Kafka': stage(deliveredAt, deliveredAppendedAt),
       });
-      const perMessage1 = (ms: number, count: number) => (count > 0 ? (ms / count).toFixed(1) : '-');
+      const perMessage1 = (ms: number, count: number) =>
+        count > 0 && Number.isFinite(ms) ? (ms / count).toFixed(1) : '-';
       // Messages a delivery run took at once, over the sender's whole life (its warm-up too): each run costs a
       // ledger read, two appends and a ledger write, whatever its size.
       const { runs, messages } = stoppedStats.get(sender) ?? {};
@@ -444,6 +460,9 @@ async function main(): Promise<void> {
         'CPU ms/msg api': perMessage1(apiCpu!, ids.length),
         sender: perMessage1(senderCpu!, delivered.length),
         'mail server': perMessage1(mailCpu!, delivered.length),
+        kafka: perMessage1(kafkaCpu!, delivered.length),
+        redis: perMessage1(redisCpu!, delivered.length),
+        'load + tap': perMessage1(benchCpu!, delivered.length),
         'msgs/run': runs && messages ? (messages / runs).toFixed(1) : '-',
       };
     };
