@@ -162,15 +162,19 @@ async function main(): Promise<void> {
     [`${domainState.dkimSelector}._domainkey.${org.domain}`]: dkimRecordValue(domainState.dkimPublicKey),
   };
 
-  // The services' processes when this machine runs them (infra/local: their pids), for the CPU columns; else '-'.
-  const localPid = (name: string) => {
+  // The services' processes when this machine runs them (infra/local's pid files: kafka, or kafka-1… for several
+  // brokers), for the CPU columns; '-' when they run elsewhere.
+  const runDir = `${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run`;
+  const localPids = (name: RegExp) => {
     try {
-      return { pid: Number(readFileSync(`${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run/${name}.pid`, 'utf8')) };
+      const files = readdirSync(runDir).filter((file) => name.test(file));
+      return files.map((file) => ({ pid: Number(readFileSync(`${runDir}/${file}`, 'utf8')) }));
     } catch {
-      return {};
+      return [];
     }
   };
-  const [kafka, redisServer] = [localPid('kafka'), localPid('redis')];
+  const [kafka, redisServer] = [localPids(/^kafka(-\d+)?\.pid$/), localPids(/^redis\.pid$/)];
+  const cpuMsOfAll = (pids: { pid: number }[]) => (pids.length === 0 ? NaN : pids.reduce((ms, p) => ms + cpuMs(p), 0));
   /** This process: the load generator and the tap. */
   const ownCpuMs = () => {
     const { user, system } = process.cpuUsage();
@@ -404,7 +408,14 @@ async function main(): Promise<void> {
       const warmed = warmS > 0 ? await warmUp(warmS) : 0;
       const ids: string[] = [];
       const errorsBefore = new Map(httpErrors);
-      const cpuNow = () => [cpuMs(api), cpuMs(sender), cpuMs(mail), cpuMs(kafka), cpuMs(redisServer), ownCpuMs()];
+      const cpuNow = () => [
+        cpuMs(api),
+        cpuMs(sender),
+        cpuMs(mail),
+        cpuMsOfAll(kafka),
+        cpuMsOfAll(redisServer),
+        ownCpuMs(),
+      ];
       const cpuBefore = cpuNow();
       const startedAt = Date.now();
       await drive(ids);
