@@ -654,6 +654,34 @@ describe('the activity store (ClickHouse)', () => {
     expect((await listAll(org)).total).toBe(255);
   });
 
+  it('a message that lands between the count and the page is in neither: the total and the page agree', async () => {
+    // The count and the page are two queries: this reader's count waits until the page has been read and a message
+    // has landed (the window a client polling for its first message hit: TotalCount 1, no message).
+    const org = randomUUID();
+    let pageRead: () => void = () => undefined;
+    const pageDone = new Promise<void>((resolve) => (pageRead = resolve));
+    let landed: Promise<void> | undefined;
+    const racing = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property !== 'query'
+          ? Reflect.get(target, property, receiver)
+          : async (params: Parameters<ClickHouseClient['query']>[0]) => {
+              if (params.query.includes(' AS total ')) {
+                landed ??= pageDone.then(() => write([accepted(org)]));
+                await landed;
+              }
+              const result = await target.query(params);
+              if (params.query.startsWith('SELECT message_id, received_at_ms')) pageRead();
+              return result;
+            },
+    });
+    const racingReader = new ClickHouseActivityReader(racing, database, { timeoutMs: 10_000 });
+    expect(await racingReader.list(org, { count: 10, offset: 0 })).toEqual({ total: 0, messages: [] });
+    // The next read has it in both.
+    const next = await listAll(org);
+    expect([next.total, next.messages.length]).toEqual([1, 1]);
+  });
+
   it('a write resolves only once its rows are readable', async () => {
     const org = randomUUID();
     const m = accepted(org);

@@ -223,12 +223,16 @@ export class ClickHouseActivityReader implements ActivityReader {
     const signal = this.queries.deadline();
     const offset = Math.max(0, filters.offset);
     const wanted = offset + Math.max(0, filters.count);
-    const [total, ids] = await Promise.all([
+    const [counted, ids] = await Promise.all([
       this.countMessages(where, statuses, signal),
       statuses
         ? this.pageIdsByStatus(organizationId, where, statuses, wanted, signal)
         : this.pageIdsByImmutableFields(where, wanted, signal),
     ]);
+    // Two queries, two moments: a message that landed between them is in one and not the other (a TotalCount of 1
+    // with no message in the page, seen by a client polling for its first one). Fewer ids than wanted means the page's
+    // query read every matching message: their number is the total as of that read, and the answer keeps to it.
+    const total = ids.length < wanted ? ids.length : Math.max(counted, ids.length);
     const page = ids.slice(offset, wanted);
     if (page.length === 0) return { total, messages: [] };
     const messages = await this.readPage(organizationId, page, signal);
