@@ -82,10 +82,12 @@ const TAP_TYPES: ReadonlySet<string> = new Set(['MessageAccepted', 'MessageSent'
 // ── The mail server, as a child process of the bench ────────────────────────────────────────────────
 if (process.argv.includes('--mail-server')) {
   let received = 0;
-  /** Messages whose Message-ID came before (a client that re-sent one), and bounces (an empty envelope sender). */
+  /** Of them, relayed by Postfix (a Received field; the sender and the pre-signed reference send directly). */
+  let relayedByPostfix = 0;
+  /** Messages whose Message-ID came before from the same side (a client that re-sent one), by side. */
   const seen = new Set<string>();
-  /** By who sent them: 'Postfix' (a Received field) or 'direct' (the sender, the pre-signed reference). */
   const receivedTwice: Record<string, number> = {};
+  /** Bounces: an empty envelope sender. */
   let bounces = 0;
   let dkimChecked = 0;
   let dkimFailures = 0;
@@ -103,6 +105,7 @@ if (process.argv.includes('--mail-server')) {
       // Postfix relays the messages the pre-signed reference sent before it (same Message-IDs): counted apart.
       const relayed = message.headers.some((header) => header.name.toLowerCase() === 'received');
       const source = relayed ? 'Postfix' : 'direct';
+      if (relayed) relayedByPostfix++;
       if (message.messageId !== undefined) {
         const key = `${source} ${message.messageId}`;
         if (seen.has(key)) receivedTwice[source] = (receivedTwice[source] ?? 0) + 1;
@@ -119,7 +122,8 @@ if (process.argv.includes('--mail-server')) {
   }).start();
   process.send!({ ready: true, port: server.port });
   setInterval(
-    () => process.send!({ received, receivedTwice, bounces, dkimChecked, dkimFailures, dkimFailuresBy }),
+    () =>
+      process.send!({ received, relayedByPostfix, receivedTwice, bounces, dkimChecked, dkimFailures, dkimFailuresBy }),
     250,
   );
   process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
@@ -185,6 +189,7 @@ async function main(): Promise<void> {
   processes.push(mail);
   const mailCounts = {
     received: 0,
+    relayedByPostfix: 0,
     receivedTwice: {} as Record<string, number>,
     bounces: 0,
     dkimChecked: 0,
@@ -540,7 +545,7 @@ async function main(): Promise<void> {
           selector: domainState.dkimSelector,
           privateKeyPem: signingKey.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
           messages: unsigned,
-          received: () => mailCounts.received,
+          relayed: () => mailCounts.relayedByPostfix,
           concurrency: 24,
         }),
       );

@@ -4,8 +4,8 @@
 # Why: a benchmark's targets are set on one machine and read on another. `taskset -c 0` halves a two-core machine
 # too, but takes away its parallelism (Kafka's JVM and the sender never run at once); a quota over both cores keeps
 # it, like two cores at a fraction of the speed. `openssl speed` inside the budget is printed first, so a run says
-# what machine it stood for (e.g. 0.55 of a two-core host that signs 4,100 RSA-2048 a second per core: about 4,200
-# a second in all, two cores of 2,100).
+# what machine it stood for (e.g. 0.6 of a two-core host that signs 4,100 RSA-2048 a second per core gave 3,900–4,900
+# a second in all: about two cores of 2,100).
 #
 # Services already running are moved into the budget for the run and back at its end; those the run starts start
 # inside it (they are its children). Needs a writable cgroup file system (root in a container, or a delegated
@@ -14,24 +14,6 @@
 CPU_BUDGET_PERIOD_US=10000
 cpu_budget_group=
 cpu_budget_parent=
-cpu_budget_moved=()
-
-# The pids of the running services and of their descendants (Kafka and the registry are java under a shell).
-cpu_budget_service_pids() {
-  local run=${SENDLINE_LOCAL_DIR:-$ROOT/.local}/run file pid queue=()
-  for file in "$run"/*.pid; do
-    [ -f "$file" ] || continue
-    pid=$(cat "$file")
-    kill -0 "$pid" 2>/dev/null && queue+=("$pid")
-  done
-  while [ ${#queue[@]} -gt 0 ]; do
-    pid=${queue[0]}
-    queue=("${queue[@]:1}")
-    echo "$pid"
-    # shellcheck disable=SC2207
-    queue+=($(pgrep -P "$pid" || true))
-  done
-}
 
 enter_cpu_budget() {
   local fraction=$1 cores quota
@@ -58,12 +40,14 @@ enter_cpu_budget() {
     exit 2
   fi
   echo $$ >"$cpu_budget_group/cgroup.procs"
-  local pid
-  for pid in $(cpu_budget_service_pids); do
-    echo "$pid" >"$cpu_budget_group/cgroup.procs" 2>/dev/null && cpu_budget_moved+=("$pid")
+  # The running services: each pid file names the service's own process (infra starts it directly, no shell between).
+  local file moved=0
+  for file in "${SENDLINE_LOCAL_DIR:-$ROOT/.local}"/run/*.pid; do
+    [ -f "$file" ] || continue
+    cat "$file" >"$cpu_budget_group/cgroup.procs" 2>/dev/null && moved=$((moved + 1))
   done
-  say "CPU budget: $fraction of $cores cores ($quota µs every $CPU_BUDGET_PERIOD_US µs, over all cores)" \
-    "${#cpu_budget_moved[@]} running service processes moved into it"
+  say "CPU budget: $fraction of $cores cores ($quota µs every $CPU_BUDGET_PERIOD_US µs, over all cores);" \
+    "$moved running service processes moved into it"
   # What machine the run stands for: RSA-2048 signatures a second, all cores at once, inside the budget.
   say "inside the budget: $(openssl speed -seconds 3 -multi "$cores" rsa2048 2>/dev/null |
     awk '/^rsa 2048/ { printf "%d RSA-2048 signatures a second over %d cores (%d a core)", $6, c, $6 / c }' c="$cores")"
