@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageAccepted, MessageEvent } from '@sendline/domain';
 import {
+  ActivityQueries,
   activityFingerprints,
   bounceIdOf,
   ClickHouseActivityReader,
+  ClickHouseBounceReader,
   ClickHouseActivityWriter,
   type ActivityFlushStats,
   type ClickHouseClient,
@@ -680,6 +682,37 @@ describe('the activity store (ClickHouse)', () => {
     // The next read has it in both.
     const next = await listAll(org);
     expect([next.total, next.messages.length]).toEqual([1, 1]);
+  });
+
+  it('a bounce that lands between the count and the page of a bounce search is in neither: the total and the page agree', async () => {
+    const org = randomUUID();
+    const message = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });
+    await write([message, sent(message), hardBounced(message, 'ann@example.net')]);
+    let pageRead: () => void = () => undefined;
+    const pageDone = new Promise<void>((resolve) => (pageRead = resolve));
+    let landed: Promise<void> | undefined;
+    const racing = new Proxy(client, {
+      get: (target, property, receiver) =>
+        property !== 'query'
+          ? Reflect.get(target, property, receiver)
+          : async (params: Parameters<ClickHouseClient['query']>[0]) => {
+              if (params.query.includes(' AS total ')) {
+                landed ??= pageDone.then(() => write([hardBounced(message, 'bob@example.net')]));
+                await landed;
+              }
+              const result = await target.query(params);
+              if (params.query.startsWith('SELECT * FROM (')) pageRead();
+              return result;
+            },
+    });
+    const bounces = new ClickHouseBounceReader(new ActivityQueries(racing, database, { timeoutMs: 10_000 }), () =>
+      Promise.resolve(new Set<string>()),
+    );
+    const first = await bounces.search(org, { count: 10, offset: 0 });
+    expect([first.total, first.bounces.map((b) => b.recipient)]).toEqual([1, ['ann@example.net']]);
+    // The next search has the second bounce in both.
+    const next = await bounces.search(org, { count: 10, offset: 0 });
+    expect([next.total, next.bounces.length]).toEqual([2, 2]);
   });
 
   it('a write resolves only once its rows are readable', async () => {

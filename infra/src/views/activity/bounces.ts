@@ -1,5 +1,5 @@
 import { sqlNumber, sqlString } from '../../clickhouse/client';
-import type { ActivityQueries } from './query';
+import { pageTotal, type ActivityQueries } from './query';
 import { utcDay } from './rows';
 
 /**
@@ -140,16 +140,19 @@ export class ClickHouseBounceReader implements BounceReader {
     const grouped = this.grouped(where, filters);
     // The list of addresses can outgrow ClickHouse's default 256 KiB of query text.
     const settings = filters.inactive === undefined ? undefined : { max_query_size: String(LONG_QUERY_BYTES) };
+    const offset = Math.max(0, filters.offset);
+    const count = Math.max(0, filters.count);
     const [counted, page] = await Promise.all([
       this.queries.query<{ total: string }>(`SELECT count() AS total FROM (${grouped})`, signal, settings),
       this.queries.query<BounceRow>(
         `SELECT * FROM (${grouped}) ORDER BY bounced_at_ms DESC, bounce_event_id DESC ` +
-          `LIMIT ${sqlNumber(Math.max(0, filters.offset))}, ${sqlNumber(Math.max(0, filters.count))}`,
+          `LIMIT ${sqlNumber(offset)}, ${sqlNumber(count)}`,
         signal,
         settings,
       ),
     ]);
-    return { total: Number(counted[0]?.total ?? 0), bounces: await this.complete(organizationId, page, signal) };
+    const total = pageTotal(Number(counted[0]?.total ?? 0), offset, count, page.length);
+    return { total, bounces: await this.complete(organizationId, page, signal) };
   }
 
   async byId(organizationId: string, bounceId: number): Promise<BounceRecord | null> {

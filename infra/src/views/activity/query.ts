@@ -56,3 +56,16 @@ export class ActivityQueries {
     }
   }
 }
+
+/**
+ * The total a page of a search answers with. Its count and its page are two queries, two moments: a message or bounce
+ * that lands between them is in one and not the other (a TotalCount of 1 with an empty page). A page shorter than asked
+ * for read every match from its offset on, so offset + its length is the total as of that read; an empty page past
+ * the first only says the total was at most the offset then.
+ */
+export function pageTotal(counted: number, offset: number, count: number, pageLength: number): number {
+  if (count === 0) return counted;
+  if (pageLength >= count) return Math.max(counted, offset + pageLength);
+  if (pageLength > 0 || offset === 0) return offset + pageLength;
+  return Math.min(counted, offset);
+}

@@ -2,7 +2,7 @@ import type { MessageListingStatus } from '@sendline/domain';
 import { ServiceUnavailableError } from '../../availability';
 import { sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
 import { bounceIdOf } from './bounces';
-import { ActivityQueries } from './query';
+import { ActivityQueries, pageTotal } from './query';
 import { utcDay, type MessageRow } from './rows';
 import type {
   ActivityEvent,
@@ -229,10 +229,9 @@ export class ClickHouseActivityReader implements ActivityReader {
         ? this.pageIdsByStatus(organizationId, where, statuses, wanted, signal)
         : this.pageIdsByImmutableFields(where, wanted, signal),
     ]);
-    // Two queries, two moments: a message that landed between them is in one and not the other (a TotalCount of 1
-    // with no message in the page, seen by a client polling for its first one). Fewer ids than wanted means the page's
-    // query read every matching message: their number is the total as of that read, and the answer keeps to it.
-    const total = ids.length < wanted ? ids.length : Math.max(counted, ids.length);
+    // The page's query reads the ids of every message up to the page's end (seen by a client polling for its first
+    // message: a TotalCount of 1 with no message in the page).
+    const total = pageTotal(counted, 0, wanted, ids.length);
     const page = ids.slice(offset, wanted);
     if (page.length === 0) return { total, messages: [] };
     const messages = await this.readPage(organizationId, page, signal);
