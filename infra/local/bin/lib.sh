@@ -4,9 +4,14 @@ cd "$ROOT"
 
 say() { printf '%s %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-# Installs the npm dependencies when they are missing or older than the lockfile.
+# Installs the npm dependencies when they are missing or older than the lockfile or a patch of patches/ (applied by
+# patch-package, the postinstall script).
 ensure_dependencies() {
-  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  local stale=''
+  for file in package-lock.json patches/*.patch; do
+    if [ -f "$file" ] && [ "$file" -nt node_modules/.package-lock.json ]; then stale=1; fi
+  done
+  if [ ! -f node_modules/.package-lock.json ] || [ -n "$stale" ]; then
     say "installing npm dependencies (npm ci)"
     npm ci --no-audit --no-fund --loglevel=error
   fi
