@@ -656,27 +656,35 @@ describe('the activity store (ClickHouse)', () => {
     expect((await listAll(org)).total).toBe(255);
   });
 
-  it('a message that lands between the count and the page is in neither: the total and the page agree', async () => {
-    // The count and the page are two queries: this reader's count waits until the page has been read and a message
-    // has landed (the window a client polling for its first message hit: TotalCount 1, no message).
-    const org = randomUUID();
+  /**
+   * A client whose count query (the one with ` AS total `) waits until the page query (starting with `pagePrefix`)
+   * has been read and `landing` has written: a reader's count and page then see two moments.
+   */
+  function countAfterPageAndWrite(pagePrefix: string, landing: () => Promise<unknown>): ClickHouseClient {
     let pageRead: () => void = () => undefined;
     const pageDone = new Promise<void>((resolve) => (pageRead = resolve));
-    let landed: Promise<void> | undefined;
-    const racing = new Proxy(client, {
+    let landed: Promise<unknown> | undefined;
+    return new Proxy(client, {
       get: (target, property, receiver) =>
         property !== 'query'
           ? Reflect.get(target, property, receiver)
           : async (params: Parameters<ClickHouseClient['query']>[0]) => {
               if (params.query.includes(' AS total ')) {
-                landed ??= pageDone.then(() => write([accepted(org)]));
+                landed ??= pageDone.then(landing);
                 await landed;
               }
               const result = await target.query(params);
-              if (params.query.startsWith('SELECT message_id, received_at_ms')) pageRead();
+              if (params.query.startsWith(pagePrefix)) pageRead();
               return result;
             },
     });
+  }
+
+  it('a message that lands between the count and the page is in neither: the total and the page agree', async () => {
+    // The count and the page are two queries: this reader's count waits until the page has been read and a message
+    // has landed (the window a client polling for its first message hit: TotalCount 1, no message).
+    const org = randomUUID();
+    const racing = countAfterPageAndWrite('SELECT message_id, received_at_ms', () => write([accepted(org)]));
     const racingReader = new ClickHouseActivityReader(racing, database, { timeoutMs: 10_000 });
     expect(await racingReader.list(org, { count: 10, offset: 0 })).toEqual({ total: 0, messages: [] });
     // The next read has it in both.
@@ -688,23 +696,7 @@ describe('the activity store (ClickHouse)', () => {
     const org = randomUUID();
     const message = accepted(org, { to: ['ann@example.net', 'bob@example.net'] });
     await write([message, sent(message), hardBounced(message, 'ann@example.net')]);
-    let pageRead: () => void = () => undefined;
-    const pageDone = new Promise<void>((resolve) => (pageRead = resolve));
-    let landed: Promise<void> | undefined;
-    const racing = new Proxy(client, {
-      get: (target, property, receiver) =>
-        property !== 'query'
-          ? Reflect.get(target, property, receiver)
-          : async (params: Parameters<ClickHouseClient['query']>[0]) => {
-              if (params.query.includes(' AS total ')) {
-                landed ??= pageDone.then(() => write([hardBounced(message, 'bob@example.net')]));
-                await landed;
-              }
-              const result = await target.query(params);
-              if (params.query.startsWith('SELECT * FROM (')) pageRead();
-              return result;
-            },
-    });
+    const racing = countAfterPageAndWrite('SELECT * FROM (', () => write([hardBounced(message, 'bob@example.net')]));
     const bounces = new ClickHouseBounceReader(new ActivityQueries(racing, database, { timeoutMs: 10_000 }), () =>
       Promise.resolve(new Set<string>()),
     );
