@@ -83,9 +83,9 @@ function quote(input: string): string {
  * An empty or blank string is refused (the caller decides whether the field may be absent).
  *
  * The RFC 5322 parser costs about 20 µs for a bare address (warm; more with display names and lists); a bare ASCII
- * address, the usual recipient, is answered without it in about 1 µs, with the very answer the parser gives. The answer depends on the input alone, so a caller that sees
- * the same lists again and again (a batch repeats its From hundreds of times) may remember answers: see
- * `AddressListParser`. The domain keeps no cache of its own.
+ * address, the usual recipient, is answered without it in about 1 µs, with the very answer the parser gives. The
+ * answer depends on the input alone, so a caller that sees the same lists again and again (a batch repeats its From
+ * hundreds of times) may remember answers: see `AddressListParser`. The domain keeps no cache of its own.
  */
 export function parseAddressList(input: string): AddressResult<Mailbox[]> {
   // A bare ASCII address within the length limits is its own answer; anything else, or a refusal, is the parser's.

@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 
-// kafkajs 2.2.4's request queue, as patches/kafkajs+2.2.4.patch leaves it (applied by `npm ci`'s postinstall). Unpatched,
-// every connection that ever had an answer checked its queue every millisecond for ever (tulios/kafkajs#1556): CPU
-// spent in every process that talks to Kafka, idle or not.
+// kafkajs 2.2.4's request queue, as patches/kafkajs+2.2.4.patch leaves it (applied by `npm ci`'s postinstall).
+// Unpatched, every connection that ever had an answer checked its queue every millisecond for ever
+// (tulios/kafkajs#1556): CPU spent in every process that talks to Kafka, idle or not.
 const require = createRequire(import.meta.url);
 const RequestQueue = require('kafkajs/src/network/requestQueue') as new (options: object) => {
   pending: { send: () => void; expectResponse: boolean; correlationId: number }[];
