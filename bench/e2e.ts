@@ -399,15 +399,16 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 100));
       }
     };
+    /** Traffic for `seconds`: the ids the API accepted are pushed to `ids`. */
+    type Drive = (ids: string[], seconds: number) => Promise<void>;
     /** Drives a fresh sender for `seconds` as its phase will, and waits until it delivered all of it (at most 15 s). */
-    const warmUp = async (drive: (ids: string[], seconds: number) => Promise<void>, seconds: number) => {
+    const warmUp = async (drive: Drive, seconds: number) => {
       const ids: string[] = [];
       await drive(ids, seconds);
       await waitForDeliveries(ids, 15);
       return ids.filter((id) => deliveredAt.has(id)).length;
     };
-    type Drive = (ids: string[], seconds: number) => Promise<void>;
-    /** Drives `drive` for `phaseS` seconds after `warmS` seconds of `warm` (the same traffic unless told), unmeasured. */
+    /** Drives `drive` for `phaseS` seconds, after `warmS` seconds of `warm` (unmeasured; by default `drive`). */
     const measure = async (
       name: string,
       offered: string,

@@ -3,7 +3,8 @@ import { parseAddressList, type AddressListParser, type AddressResult, type Mail
 /**
  * The send path's memory of parsed address lists. The RFC 5322 parser costs 20 µs and more an address (a bare one
  * skips it), and a batch repeats its From hundreds of times (a load test its To); the answer depends on the input
- * alone, so remembering recent answers changes nothing but speed. The domain keeps no cache: this one belongs to the API process.
+ * alone, so remembering recent answers changes nothing but speed. The domain keeps no cache: this one belongs to
+ * the API process.
  *
  * Bounded: at RECENT_LISTS_MAX entries the memory is emptied and starts again.
  */
