@@ -9,6 +9,9 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // A timeout only stops a test that hangs: no unit test's pass may depend on how fast the machine is (on two
+          // cores shared with the integration suite, CPU-bound tests run several times slower than alone).
+          testTimeout: 60_000,
           include: [
             'domain/test/**/*.test.ts',
             'client/test/**/*.test.ts',

@@ -20,13 +20,9 @@ import { webhookEventKey, type WebhookDisabled, type WebhookEvent, type WebhookS
  * - DomainVerified repeats the whole domain (with its DKIM keys), because it replaces DomainAdded under the
  *   domain's key: a DomainVerified that held only the name would lose the DKIM private key to compaction;
  * - ApiKeyRevoked likewise repeats the whole key (with its digest, so the key view can find and mark it);
-<<<<<<< HEAD
  * - MemberRoleChanged repeats the whole member (with its addedAt), replacing MemberAdded under the member's key;
- * - WebhookCreated holds the whole webhook, and WebhookUpdated repeats it (with its sealed secrets and createdAt);
-=======
  * - WebhookCreated holds the whole webhook, and WebhookUpdated and WebhookDisabled repeat it (with its sealed
  *   secrets and createdAt);
->>>>>>> h-webhooks
  * - MemberRemoved, DomainRemoved and WebhookDeleted end their entity and need only its name or id.
  * evolveOrganization lets entities depend neither on each other's events nor on arriving in order
  * across keys (a compacted, partitioned topic keeps order per key only): a DomainVerified or ApiKeyRevoked

@@ -125,10 +125,13 @@ describe('parseAddressList answers a bare ASCII address without the RFC 5322 par
   const word = (next: (below: number) => number, alphabet: string) =>
     Array.from({ length: 1 + next(10) }, () => alphabet[next(alphabet.length)]).join('');
 
-  it('gives the same answer as the parser for 20,000 generated inputs, many of them bare addresses', () => {
+  // 5,000 inputs: 1,250 of each of the four shapes below, enough for every piece to meet every other in the mixed
+  // shapes and for hundreds of bare addresses to go through the shortcut. (20,000 took 9 s on a loaded machine and
+  // proved nothing more.)
+  it('gives the same answer as the parser for 5,000 generated inputs, many of them bare addresses', () => {
     const next = random(20_261_128);
     let plain = 0;
-    for (let n = 0; n < 20_000; n++) {
+    for (let n = 0; n < 5_000; n++) {
       const length = 1 + next(12);
       let input = '';
       for (let i = 0; i < length; i++) input += pieces[next(pieces.length)];
@@ -141,7 +144,7 @@ describe('parseAddressList answers a bare ASCII address without the RFC 5322 par
       if (answer.ok && answer.value.length === 1 && answer.value[0]!.email === input) plain++;
     }
     // The comparison covered the shortcut's answers, not only refusals.
-    expect(plain).toBeGreaterThan(1_000);
+    expect(plain).toBeGreaterThan(250);
   });
 
   it.each([
