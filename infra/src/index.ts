@@ -25,6 +25,7 @@ export * from './console';
 export * from './views';
 export * from './crypto/secretBox';
 export * from './crypto/apiKeyHash';
+export * from './crypto/returnPathToken';
 export * from './dns';
 export * from './net';
 export * from './smtp';
