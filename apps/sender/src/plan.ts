@@ -2,7 +2,7 @@ import {
   canonicalAddress,
   evolveMessage,
   initialMessageState,
-  isTerminal,
+  isConcluded,
   resumeRecipients,
   type MessageAccepted,
   type MessageEvent,
@@ -108,7 +108,7 @@ export function planDelivery(
       fromGuard.push({ recipient, response: entry.response, host: entry.host, at: entry.at });
     } else if (entry?.state === 'held') {
       held.push(recipient);
-    } else if (standing && (isTerminal(standing.status) || standing.failedAttempts >= job.attempt)) {
+    } else if (standing && (isConcluded(standing.status) || standing.failedAttempts >= job.attempt)) {
       skipped++; // concluded, or this attempt's outcome is recorded already
     } else {
       toSend.push(recipient);

@@ -7,13 +7,14 @@ import {
   canRecipientMove,
   evolveMessage,
   initialMessageState,
-  isTerminal,
+  isConcluded,
   type MessageAccepted,
   type MessageEvent,
   type MessageSent,
   type MessageState,
   type RecipientOutcomeEvent,
   type RecipientStatus,
+  type ReturnNoticeEvent,
   type SoftBounceReason,
   type TransientReason,
 } from './message';
@@ -29,8 +30,9 @@ import {
  * - RecipientNotInMessage: an outcome for an address that is not an active recipient.
  * - MissingEventId: the command carried too few event ids (from idSupply).
  *
- * Idempotent no-ops ([]): RecordSent on a Sent message; an outcome for a recipient already terminal;
- * a Deferred whose attempt number was already recorded (at-least-once delivery re-runs handlers).
+ * Idempotent no-ops ([]): RecordSent on a Sent message; an outcome for a recipient already concluded;
+ * a Deferred whose attempt number was already recorded (at-least-once delivery re-runs handlers); a returned
+ * refusal for a recipient that already bounced or was refused; a second spam complaint of one recipient.
  */
 
 export interface AcceptMessageData {
@@ -66,10 +68,38 @@ export interface RecordDeliveryOutcomeData {
   outcome: DeliveryOutcome;
 }
 
+/**
+ * What mail that came back said of one recipient, after the SMTP conversation: a DSN's refusal (classified by the
+ * same classifier as a refusal during the conversation), a DSN's delay notice, a spam complaint (ARF), an
+ * automatic reply.
+ */
+export type ReturnedOutcome =
+  | {
+      kind: 'HardBounced' | 'PolicyRejected';
+      smtpResponse: string;
+      statusCode: number;
+      enhancedStatus?: string;
+      summary: string;
+    }
+  | { kind: 'SoftBounced'; smtpResponse?: string; summary: string }
+  | { kind: 'DelayReported'; smtpResponse?: string; enhancedStatus?: string; summary: string }
+  | { kind: 'SpamComplaint'; feedbackType: string; userAgent?: string; summary: string }
+  | { kind: 'AutoReplied'; summary: string };
+
+export interface RecordReturnData {
+  messageId: string;
+  /** The recipient's address (matched case-insensitively). */
+  recipient: string;
+  /** The received mail that said it (MailReceived's receivedId). */
+  reportId: string;
+  outcome: ReturnedOutcome;
+}
+
 export type AcceptMessage = Command<'AcceptMessage', AcceptMessageData>;
+export type RecordReturn = Command<'RecordReturn', RecordReturnData>;
 export type RecordSent = Command<'RecordSent', RecordSentData>;
 export type RecordDeliveryOutcome = Command<'RecordDeliveryOutcome', RecordDeliveryOutcomeData>;
-export type MessageCommand = AcceptMessage | RecordSent | RecordDeliveryOutcome;
+export type MessageCommand = AcceptMessage | RecordSent | RecordDeliveryOutcome | RecordReturn;
 
 /** To, Cc and Bcc in order, as canonical addresses, each once. */
 export function uniqueRecipients(message: Pick<OutboundMessage, 'to' | 'cc' | 'bcc'>): string[] {
@@ -159,7 +189,7 @@ function recordDeliveryOutcome(command: RecordDeliveryOutcome, state: MessageSta
       recipient,
     });
   }
-  if (isTerminal(current.status)) return [];
+  if (isConcluded(current.status)) return [];
   if (!canRecipientMove(current.status, OUTCOME_STATUS[outcome.kind])) return [];
   if (outcome.kind === 'Deferred' && outcome.attempt <= current.failedAttempts) return [];
 
@@ -221,6 +251,98 @@ function recordDeliveryOutcome(command: RecordDeliveryOutcome, state: MessageSta
   }
 }
 
+/**
+ * Mail that came back about a recipient. A refusal moves the recipient (from Delivered too: the 250 was not the
+ * end) unless it already bounced or was refused; a complaint is recorded once per recipient; an automatic reply or
+ * a delay notice is recorded each time one comes, and moves nothing.
+ */
+function recordReturn(command: RecordReturn, state: MessageState): (RecipientOutcomeEvent | ReturnNoticeEvent)[] {
+  const { messageId, outcome, reportId } = command.data;
+  const recipient = canonicalAddress(command.data.recipient);
+  if (state.phase === 'Initial') {
+    throw new DomainError('MessageNotAccepted', `message ${messageId} was never accepted`, { messageId });
+  }
+  assertSameStream(state, messageId, command.metadata);
+  const current = state.recipients.get(recipient);
+  if (!current) {
+    throw new DomainError('RecipientNotInMessage', `${recipient} is not a recipient of message ${messageId}`, {
+      messageId,
+      recipient,
+    });
+  }
+  const metadata = eventMetadata(command.metadata)();
+  const base = { messageId, recipient };
+  switch (outcome.kind) {
+    case 'HardBounced':
+    case 'PolicyRejected': {
+      if (!canRecipientMove(current.status, outcome.kind)) return [];
+      const data = {
+        ...base,
+        smtpResponse: outcome.smtpResponse,
+        statusCode: outcome.statusCode,
+        ...(outcome.enhancedStatus !== undefined && { enhancedStatus: outcome.enhancedStatus }),
+        summary: outcome.summary,
+        reportId,
+      };
+      return outcome.kind === 'HardBounced'
+        ? [{ type: 'MessageHardBounced', data, metadata }]
+        : [{ type: 'MessagePolicyRejected', data, metadata }];
+    }
+    case 'SoftBounced':
+      if (!canRecipientMove(current.status, 'SoftBounced')) return [];
+      return [
+        {
+          type: 'MessageSoftBounced',
+          data: {
+            ...base,
+            reason: 'PermanentFailure',
+            ...(outcome.smtpResponse !== undefined && { smtpResponse: outcome.smtpResponse }),
+            summary: outcome.summary,
+            attempts: Math.max(1, current.failedAttempts),
+            reportId,
+          },
+          metadata,
+        },
+      ];
+    case 'SpamComplaint':
+      if (current.complained) return [];
+      return [
+        {
+          type: 'MessageSpamComplaint',
+          data: {
+            ...base,
+            feedbackType: outcome.feedbackType,
+            ...(outcome.userAgent !== undefined && { userAgent: outcome.userAgent }),
+            summary: outcome.summary,
+            reportId,
+          },
+          metadata,
+        },
+      ];
+    case 'AutoReplied':
+    case 'DelayReported': {
+      const data = {
+        ...base,
+        summary: outcome.summary,
+        ...(outcome.kind === 'DelayReported' &&
+          outcome.enhancedStatus !== undefined && {
+            enhancedStatus: outcome.enhancedStatus,
+          }),
+        ...(outcome.kind === 'DelayReported' &&
+          outcome.smtpResponse !== undefined && {
+            smtpResponse: outcome.smtpResponse,
+          }),
+        reportId,
+      };
+      return outcome.kind === 'AutoReplied'
+        ? [{ type: 'MessageAutoReplied', data, metadata }]
+        : [{ type: 'MessageDelayReported', data, metadata }];
+    }
+    default:
+      return assertNever(outcome);
+  }
+}
+
 export function decideMessage(command: MessageCommand, state: MessageState): MessageEvent[] {
   switch (command.type) {
     case 'AcceptMessage':
@@ -229,6 +351,8 @@ export function decideMessage(command: MessageCommand, state: MessageState): Mes
       return recordSent(command, state);
     case 'RecordDeliveryOutcome':
       return recordDeliveryOutcome(command, state);
+    case 'RecordReturn':
+      return recordReturn(command, state);
     default:
       return assertNever(command);
   }

@@ -20,6 +20,9 @@ export {
   type MessageDecider,
   type RecordDeliveryOutcome,
   type RecordDeliveryOutcomeData,
+  type RecordReturn,
+  type RecordReturnData,
+  type ReturnedOutcome,
   type RecordSent,
   type RecordSentData,
 } from './decide';
@@ -29,6 +32,7 @@ export {
   deriveMessageStatus,
   evolveMessage,
   initialMessageState,
+  isConcluded,
   isTerminal,
   MESSAGE_EVENT_TYPES,
   MESSAGE_TRANSITIONS,
@@ -41,6 +45,12 @@ export {
   type MessageDeferredData,
   type MessageDelivered,
   type MessageDeliveredData,
+  type MessageAutoReplied,
+  type MessageDelayReported,
+  type MessageReturnNoticeData,
+  type MessageSpamComplaint,
+  type MessageSpamComplaintData,
+  type ReturnNoticeEvent,
   type MessageEvent,
   type MessageHardBounced,
   type MessageListingStatus,
@@ -58,7 +68,7 @@ export {
   type SoftBounceReason,
   type TransientReason,
 } from './message';
-export { deliveryOutcomeOf, type OutcomeContext } from './outcome';
+export { deliveryOutcomeOf, returnedOutcomeOf, type OutcomeContext } from './outcome';
 export { resumeRecipients } from './progress';
 export {
   deferralDelay,

@@ -14,7 +14,12 @@ import type { OutboundMessage } from '../validation';
  *     │           │
  *     └─────┬─────┘
  *           ▼
- *   Delivered | HardBounced | SoftBounced | PolicyRejected   (terminal)
+ *   Delivered | HardBounced | SoftBounced | PolicyRejected   (the delivery is concluded)
+ *       │
+ *       └──► HardBounced | SoftBounced | PolicyRejected   (a report that came back after the 250: a DSN)
+ *
+ * A spam complaint, an automatic reply or a delay notice that comes back is recorded for its recipient
+ * (MessageSpamComplaint, MessageAutoReplied, MessageDelayReported) without moving it; a recipient complains once.
  *
  * Recipients are identified by their canonical (lowercased) address.
  */
@@ -55,6 +60,8 @@ export interface MessageRefusalData {
   enhancedStatus?: string;
   /** A short human description, e.g. "Bad destination mailbox address". */
   summary: string;
+  /** The received mail (MailReceived's receivedId) that reported it, for a refusal reported after the 250 (a DSN). */
+  reportId?: string;
 }
 
 /** Why a recipient's delivery attempt did not conclude: a 4xx answer, a timeout or a connection failure. */
@@ -90,6 +97,33 @@ export interface MessageSoftBouncedData {
   summary: string;
   /** Attempts made in all. */
   attempts: number;
+  /** The received mail that reported it, for a bounce reported after the 250 (a DSN). */
+  reportId?: string;
+}
+
+/** A recipient's mailbox provider reported the message as spam (an ARF report from a feedback loop). */
+export interface MessageSpamComplaintData {
+  messageId: string;
+  recipient: string;
+  /** The report's Feedback-Type (RFC 5965), e.g. "abuse". */
+  feedbackType: string;
+  /** The reporting software (the report's User-Agent), when it gave one. */
+  userAgent?: string;
+  summary: string;
+  /** The received mail (MailReceived's receivedId) that carried the report. */
+  reportId: string;
+}
+
+/** Mail that came back and concludes nothing: an automatic reply (RFC 3834), or a DSN saying delivery is delayed. */
+export interface MessageReturnNoticeData {
+  messageId: string;
+  recipient: string;
+  summary: string;
+  /** The status and diagnostic the notice gave, when it gave them ("4.4.7", "smtp; 451 …"). */
+  enhancedStatus?: string;
+  smtpResponse?: string;
+  /** The received mail that carried it. */
+  reportId: string;
 }
 
 export type MessageAccepted = DomainEvent<'MessageAccepted', MessageAcceptedData>;
@@ -99,12 +133,18 @@ export type MessageHardBounced = DomainEvent<'MessageHardBounced', MessageRefusa
 export type MessagePolicyRejected = DomainEvent<'MessagePolicyRejected', MessageRefusalData>;
 export type MessageDeferred = DomainEvent<'MessageDeferred', MessageDeferredData>;
 export type MessageSoftBounced = DomainEvent<'MessageSoftBounced', MessageSoftBouncedData>;
+export type MessageSpamComplaint = DomainEvent<'MessageSpamComplaint', MessageSpamComplaintData>;
+export type MessageAutoReplied = DomainEvent<'MessageAutoReplied', MessageReturnNoticeData>;
+export type MessageDelayReported = DomainEvent<'MessageDelayReported', MessageReturnNoticeData>;
 
 /** An outcome of one recipient's delivery. */
 export type RecipientOutcomeEvent =
   MessageDelivered | MessageHardBounced | MessagePolicyRejected | MessageDeferred | MessageSoftBounced;
 
-export type MessageEvent = MessageAccepted | MessageSent | RecipientOutcomeEvent;
+/** What came back about a recipient and does not move it (see the lifecycle above). */
+export type ReturnNoticeEvent = MessageSpamComplaint | MessageAutoReplied | MessageDelayReported;
+
+export type MessageEvent = MessageAccepted | MessageSent | RecipientOutcomeEvent | ReturnNoticeEvent;
 
 export const MESSAGE_EVENT_TYPES = [
   'MessageAccepted',
@@ -114,6 +154,9 @@ export const MESSAGE_EVENT_TYPES = [
   'MessageSoftBounced',
   'MessagePolicyRejected',
   'MessageDeferred',
+  'MessageSpamComplaint',
+  'MessageAutoReplied',
+  'MessageDelayReported',
 ] as const satisfies readonly MessageEvent['type'][];
 
 // ── State and transitions ───────────────────────────────────────────────────
@@ -133,7 +176,8 @@ export const MESSAGE_TRANSITIONS: Readonly<Record<MessagePhase, readonly Message
 export const RECIPIENT_TRANSITIONS: Readonly<Record<RecipientStatus, readonly RecipientStatus[]>> = {
   Queued: ['Deferred', 'Delivered', 'HardBounced', 'SoftBounced', 'PolicyRejected'],
   Deferred: ['Deferred', 'Delivered', 'HardBounced', 'SoftBounced', 'PolicyRejected'],
-  Delivered: [],
+  // A DSN may report, after the receiving server's 250, that the message was not delivered after all.
+  Delivered: ['HardBounced', 'SoftBounced', 'PolicyRejected'],
   HardBounced: [],
   SoftBounced: [],
   PolicyRejected: [],
@@ -151,10 +195,20 @@ export function isTerminal(status: RecipientStatus): boolean {
   return RECIPIENT_TRANSITIONS[status].length === 0;
 }
 
+/**
+ * Whether the recipient's delivery is over: its server answered for good (Delivered or a refusal), or retries ran
+ * out. Only a report that comes back later (a DSN) moves a concluded recipient; the sender never does.
+ */
+export function isConcluded(status: RecipientStatus): boolean {
+  return status !== 'Queued' && status !== 'Deferred';
+}
+
 export interface RecipientState {
   status: RecipientStatus;
   /** Failed attempts recorded so far (the last MessageDeferred's attempt number; 0 before any). */
   failedAttempts: number;
+  /** Whether the recipient's provider reported the message as spam (MessageSpamComplaint). */
+  complained?: boolean;
 }
 
 export type MessageState =
@@ -217,11 +271,23 @@ export function evolveMessage(state: MessageState, event: MessageEvent): Message
       if (!current || !canRecipientMove(current.status, next)) return state;
       const recipients = new Map(state.recipients);
       recipients.set(event.data.recipient, {
+        ...current,
         status: next,
         failedAttempts: event.type === 'MessageDeferred' ? event.data.attempt : current.failedAttempts,
       });
       return { ...state, recipients };
     }
+    case 'MessageSpamComplaint': {
+      if (state.phase === 'Initial') return state;
+      const current = state.recipients.get(event.data.recipient);
+      if (!current || current.complained) return state;
+      const recipients = new Map(state.recipients);
+      recipients.set(event.data.recipient, { ...current, complained: true });
+      return { ...state, recipients };
+    }
+    case 'MessageAutoReplied':
+    case 'MessageDelayReported':
+      return state;
     default: {
       // Exhaustive at compile time; at run time an event type from a newer writer is skipped, not fatal.
       const _unknown: never = event;

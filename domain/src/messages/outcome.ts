@@ -1,6 +1,6 @@
 import { assertNever } from '../event';
 import type { DeliveryClassification } from './classification';
-import type { DeliveryOutcome } from './decide';
+import type { DeliveryOutcome, ReturnedOutcome } from './decide';
 import { DEFAULT_RETRY_POLICY, nextRetry, type RetryPolicy } from './retry';
 
 export interface OutcomeContext {
@@ -71,6 +71,38 @@ export function deliveryOutcomeOf(classification: DeliveryClassification, contex
         nextAttemptAt: decision.retryAt,
       };
     }
+    default:
+      return assertNever(classification);
+  }
+}
+
+/**
+ * What a refusal or notice in a DSN means for its recipient: the same classification as an answer during the SMTP
+ * conversation, recorded as a returned outcome. A DSN saying "delivered" or "relayed" means nothing new (undefined);
+ * a transient status ("delayed") is a notice that moves nothing.
+ */
+export function returnedOutcomeOf(classification: DeliveryClassification): ReturnedOutcome | undefined {
+  switch (classification.kind) {
+    case 'Delivered':
+      return undefined;
+    case 'HardBounce':
+    case 'PolicyRejection':
+      return {
+        kind: classification.kind === 'HardBounce' ? 'HardBounced' : 'PolicyRejected',
+        smtpResponse: classification.smtpResponse,
+        statusCode: classification.statusCode,
+        ...(classification.enhancedStatus !== undefined && { enhancedStatus: classification.enhancedStatus }),
+        summary: classification.summary,
+      };
+    case 'SoftBounce':
+      return { kind: 'SoftBounced', smtpResponse: classification.smtpResponse, summary: classification.summary };
+    case 'Transient':
+      return {
+        kind: 'DelayReported',
+        ...(classification.smtpResponse !== undefined && { smtpResponse: classification.smtpResponse }),
+        ...(classification.enhancedStatus !== undefined && { enhancedStatus: classification.enhancedStatus }),
+        summary: classification.summary,
+      };
     default:
       return assertNever(classification);
   }

@@ -1,4 +1,4 @@
-import { canRecipientMove, isTerminal, type MessageState, type RecipientState } from './message';
+import { canRecipientMove, isConcluded, type MessageState, type RecipientState } from './message';
 
 /**
  * Where a message's recipients stand, for a writer that does not read the message's stream. The sender decides
@@ -18,7 +18,7 @@ export function resumeRecipients(state: MessageState, known: ReadonlyMap<string,
   for (const [address, standing] of known) {
     const current = recipients.get(address);
     if (!current) continue;
-    if (isTerminal(current.status)) continue;
+    if (isConcluded(current.status)) continue;
     if (standing.status !== current.status && !canRecipientMove(current.status, standing.status)) continue;
     recipients.set(address, {
       status: standing.status,

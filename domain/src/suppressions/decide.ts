@@ -1,7 +1,7 @@
 import { eventMetadata, type Decider } from '../decider';
 import { DomainError } from '../domainError';
 import { assertNever, type Command } from '../event';
-import type { MessageHardBounced } from '../messages';
+import type { MessageHardBounced, MessageSpamComplaint } from '../messages';
 import { parseEmailAddress } from '../validation';
 import {
   ALLOWED_ORIGINS,
@@ -20,7 +20,7 @@ import {
 /**
  * The suppression aggregate's commands and `decide`. Domain errors (codes):
  * - InvalidEmailAddress: the address is not one bare, valid address.
- * - InvalidSuppressionOrigin: the reason and origin do not go together (HardBounce needs Recipient;
+ * - InvalidSuppressionOrigin: the reason and origin do not go together (HardBounce and SpamComplaint need Recipient;
  *   ManualSuppression needs Customer or Admin), or either is unknown.
  *
  * Adding an address already suppressed decides nothing ([]): the first entry, with its createdAt, stays.
@@ -101,4 +101,9 @@ export const suppressionDecider: SuppressionDecider = {
 /** A hard bounce suppresses its recipient: the AddSuppression that follows a MessageHardBounced. */
 export function suppressionForHardBounce(event: MessageHardBounced): AddSuppressionData {
   return { emailAddress: event.data.recipient, reason: 'HardBounce', origin: 'Recipient' };
+}
+
+/** A spam complaint suppresses its recipient (Postmark's SpamComplaint reason). */
+export function suppressionForSpamComplaint(event: MessageSpamComplaint): AddSuppressionData {
+  return { emailAddress: event.data.recipient, reason: 'SpamComplaint', origin: 'Recipient' };
 }

@@ -6,6 +6,7 @@ export {
   decideSuppression,
   suppressionDecider,
   suppressionForHardBounce,
+  suppressionForSpamComplaint,
   type AddSuppression,
   type AddSuppressionData,
   type DeleteSuppression,

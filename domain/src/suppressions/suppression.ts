@@ -2,20 +2,24 @@ import type { DomainEvent } from '../event';
 
 /**
  * The suppression aggregate: one stream per (organization, lowercased address), on a compacted topic
- * kept forever, so that a hard bounce older than the 30-day message retention still suppresses.
+ * kept forever, so that a hard bounce (or a spam complaint) older than the 30-day message retention still suppresses.
  *
  *   NotSuppressed ──SuppressionAdded──► Suppressed ──SuppressionDeleted──► NotSuppressed
  */
 
-export type SuppressionReason = 'HardBounce' | 'ManualSuppression';
+export type SuppressionReason = 'HardBounce' | 'SpamComplaint' | 'ManualSuppression';
 export type SuppressionOrigin = 'Recipient' | 'Customer' | 'Admin';
 
-export const SUPPRESSION_REASONS: readonly SuppressionReason[] = ['HardBounce', 'ManualSuppression'];
+export const SUPPRESSION_REASONS: readonly SuppressionReason[] = ['HardBounce', 'SpamComplaint', 'ManualSuppression'];
 export const SUPPRESSION_ORIGINS: readonly SuppressionOrigin[] = ['Recipient', 'Customer', 'Admin'];
 
-/** Which origins may give which reason: a hard bounce comes from the recipient's server, a manual one from a person. */
+/**
+ * Which origins may give which reason: a hard bounce comes from the recipient's server, a spam complaint from the
+ * recipient (through their provider's feedback loop), a manual one from a person.
+ */
 export const ALLOWED_ORIGINS: Readonly<Record<SuppressionReason, readonly SuppressionOrigin[]>> = {
   HardBounce: ['Recipient'],
+  SpamComplaint: ['Recipient'],
   ManualSuppression: ['Customer', 'Admin'],
 };
 

@@ -3,6 +3,7 @@ import {
   canMessageMove,
   canRecipientMove,
   deriveMessageStatus,
+  isConcluded,
   isTerminal,
   messageDecider,
   messageListingStatus,
@@ -26,9 +27,15 @@ describe('message lifecycle transitions', () => {
     expect(canMessageMove('Sent', 'Sent')).toBe(false);
   });
 
-  it('makes Delivered, HardBounced, SoftBounced and PolicyRejected terminal, and only those', () => {
+  it('makes HardBounced, SoftBounced and PolicyRejected terminal, and only those', () => {
     const terminal = (Object.keys(RECIPIENT_TRANSITIONS) as RecipientStatus[]).filter(isTerminal);
-    expect(terminal.sort()).toEqual(['Delivered', 'HardBounced', 'PolicyRejected', 'SoftBounced']);
+    expect(terminal.sort()).toEqual(['HardBounced', 'PolicyRejected', 'SoftBounced']);
+  });
+
+  it('concludes a delivery at Delivered or a refusal; only a DSN moves a Delivered recipient on, to a refusal', () => {
+    const concluded = (Object.keys(RECIPIENT_TRANSITIONS) as RecipientStatus[]).filter(isConcluded);
+    expect(concluded.sort()).toEqual(['Delivered', 'HardBounced', 'PolicyRejected', 'SoftBounced']);
+    expect(RECIPIENT_TRANSITIONS.Delivered).toEqual(['HardBounced', 'SoftBounced', 'PolicyRejected']);
   });
 
   it('lets a deferred recipient be deferred again but never go back to Queued', () => {

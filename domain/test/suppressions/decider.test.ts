@@ -69,6 +69,24 @@ describe('suppression decider', () => {
         ]);
     });
 
+    it("accepts a spam complaint from the recipient (through their provider's feedback loop)", () => {
+      spec
+        .given([])
+        .when(add('bob@customer.example', 'SpamComplaint', 'Recipient'))
+        .then([
+          {
+            type: 'SuppressionAdded',
+            data: {
+              emailAddress: 'bob@customer.example',
+              reason: 'SpamComplaint',
+              origin: 'Recipient',
+              createdAt: LATER,
+            },
+            metadata: expect.anything(),
+          },
+        ]);
+    });
+
     it.each<SuppressionOrigin>(['Customer', 'Admin'])('accepts a manual suppression from %s', (origin) => {
       spec
         .given([])
@@ -86,6 +104,8 @@ describe('suppression decider', () => {
       ['HardBounce', 'Customer'],
       ['HardBounce', 'Admin'],
       ['ManualSuppression', 'Recipient'],
+      ['SpamComplaint', 'Customer'],
+      ['SpamComplaint', 'Admin'],
     ])('refuses a %s suppression from %s', (reason, origin) => {
       spec
         .given([])
@@ -97,7 +117,7 @@ describe('suppression decider', () => {
       const command = add('bob@customer.example');
       spec
         .given([])
-        .when({ ...command, data: { ...command.data, reason: 'SpamComplaint' as SuppressionReason } })
+        .when({ ...command, data: { ...command.data, reason: 'Unsubscribe' as SuppressionReason } })
         .thenThrows('InvalidSuppressionOrigin');
     });
 
