@@ -24,3 +24,4 @@ export * from './retention';
 export * from './fingerprint';
 export * from './rebuild';
 export * from './deadLetters';
+export * from './returnedMessages';
