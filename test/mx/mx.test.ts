@@ -189,6 +189,88 @@ describe('the MX', () => {
   });
 });
 
+describe('the MX, one behaviour at a time', () => {
+  let store: EventStore;
+  let cleanupAccounts: () => Promise<void>;
+  let accounts: AccountsView;
+
+  beforeAll(async () => {
+    store = await freshEventStore('mx-test-time');
+    ({ accounts, cleanup: cleanupAccounts } = await accountsWithDomains());
+  });
+
+  afterAll(async () => {
+    await cleanupAccounts?.();
+    if (store) await deleteTopicsAndDisconnect(store);
+  });
+
+  it('answers the end of data only once the append resolved', async () => {
+    let acknowledge: (() => void) | undefined;
+    const appended: string[] = [];
+    const slowStore = {
+      append: (events: { type: string }[]) =>
+        new Promise<void>((resolve) => {
+          appended.push(...events.map((event) => event.type));
+          acknowledge = resolve;
+        }),
+    };
+    const mx = await startTestMx({ store: slowStore, accounts, secretKey });
+    try {
+      const { dialog } = await SmtpDialog.open(mx.port);
+      await dialog.command('EHLO reporter.example');
+      await dialog.command('MAIL FROM:<>');
+      await dialog.command(`RCPT TO:<b.x@${ownDomain}>`);
+      const answer = dialog.data(sampleMessage('slow'));
+      await eventually(async () => (acknowledge ? true : undefined), 5000, 'the append to start');
+      const early = await Promise.race([answer, new Promise((resolve) => setTimeout(() => resolve('none'), 500))]);
+      expect(early).toBe('none');
+      acknowledge!();
+      expect((await answer).code).toBe(250);
+      expect(appended).toEqual(['MailReceived']);
+      dialog.close();
+    } finally {
+      await mx.stop();
+    }
+  });
+
+  it('offers neither AUTH nor STARTTLS without a certificate', async () => {
+    const mx = await startTestMx({ store, accounts, secretKey });
+    try {
+      const { dialog } = await SmtpDialog.open(mx.port);
+      const ehlo = await dialog.command('EHLO reporter.example');
+      dialog.close();
+      expect(ehlo.code).toBe(250);
+      expect(ehlo.text).not.toMatch(/STARTTLS|AUTH/);
+      expect(ehlo.text).toMatch(/SIZE 10485760/);
+    } finally {
+      await mx.stop();
+    }
+  });
+
+  it('closes a connection that has lasted too long with 421 4.4.2', async () => {
+    const mx = await startTestMx({ store, accounts, secretKey, config: { sessionTimeoutMs: 500 } });
+    try {
+      const { dialog } = await SmtpDialog.open(mx.port);
+      expect((await dialog.command('EHLO reporter.example')).code).toBe(250);
+      const closing = await dialog.reply(5000);
+      expect(closing).toMatchObject({ code: 421, text: expect.stringMatching(/^4\.4\.2 /) });
+      await eventually(async () => (dialog.closed ? true : undefined), 5000, 'the connection to close');
+    } finally {
+      await mx.stop();
+    }
+  });
+
+  it('answers an idle connection 421 when it stops, and takes no new one', async () => {
+    const mx = await startTestMx({ store, accounts, secretKey });
+    const { dialog } = await SmtpDialog.open(mx.port);
+    expect((await dialog.command('EHLO reporter.example')).code).toBe(250);
+    const stopped = mx.stop();
+    expect(await dialog.reply(5000)).toMatchObject({ code: 421, text: expect.stringMatching(/^4\.3\.2 /) });
+    await stopped;
+    await expect(SmtpDialog.open(mx.port)).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
 describe('the MX with Kafka unreachable', () => {
   let store: EventStore;
   let unreachable: EventStore;

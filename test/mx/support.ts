@@ -6,6 +6,7 @@ import {
   createRedis,
   deleteKeys,
   returnPathKey,
+  type EventAppender,
   type EventStore,
   type Redis,
   type StoredEvent,
@@ -169,7 +170,7 @@ export async function accountsWithDomains(...domains: string[]): Promise<{
 
 /** An MX on loopback writing to `store`, checking recipients against `accounts`, its tokens under `secretKey`. */
 export function startTestMx(options: {
-  store: Pick<EventStore, 'append'>;
+  store: EventAppender;
   accounts: AccountsView;
   secretKey: Buffer;
   config?: Partial<MxConfig>;
