@@ -5,6 +5,10 @@
  * limits the connections of one client address. A bare SMTP client on loopback speaks to it.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import getTLSOptions from 'smtp-server/lib/tls-options.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStore, returnPathAddress, returnPathKey, type AccountsView } from '@sendline/infra';
 import type { MxServer } from '@sendline/mx';
@@ -244,6 +248,27 @@ describe('the MX, one behaviour at a time', () => {
       expect(ehlo.text).toMatch(/SIZE 10485760/);
     } finally {
       await mx.stop();
+    }
+  });
+
+  it('offers STARTTLS when a certificate and its key are configured', async () => {
+    // smtp-server's own certificate for localhost, written to files as an operator's would be.
+    const { key: pemKey, cert } = getTLSOptions({}) as { key: string; cert: string };
+    const directory = await mkdtemp(join(tmpdir(), 'mx-tls-'));
+    await writeFile(join(directory, 'key.pem'), pemKey);
+    await writeFile(join(directory, 'cert.pem'), cert);
+    const tls = { certFile: join(directory, 'cert.pem'), keyFile: join(directory, 'key.pem') };
+    const mx = await startTestMx({ store, accounts, secretKey, config: { tls } });
+    try {
+      const { dialog } = await SmtpDialog.open(mx.port);
+      const ehlo = await dialog.command('EHLO reporter.example');
+      expect(ehlo.text).toMatch(/STARTTLS/);
+      expect(ehlo.text).not.toMatch(/AUTH/);
+      expect((await dialog.command('STARTTLS')).code).toBe(220);
+      dialog.close();
+    } finally {
+      await mx.stop();
+      await rm(directory, { recursive: true, force: true });
     }
   });
 
