@@ -61,8 +61,8 @@ interface OpenConnection {
  * acknowledged. Each step and what happens when it fails:
  *
  * 1. Connect: over `maxConnections` in all, or `maxConnectionsPerAddress` from the client's address → 421, closed.
- *    A connection lasts at most `sessionTimeoutMs` (then 421 4.4.2, between transactions), and is dropped after
- *    `socketTimeoutMs` of silence. No AUTH; STARTTLS only with a configured certificate.
+ *    A connection lasts at most `sessionTimeoutMs` (then 421 4.4.2 and closed, but never while a message is being
+ *    recorded), and is dropped after `socketTimeoutMs` of silence. No AUTH; STARTTLS only with a configured certificate.
  * 2. MAIL FROM: anything, the null reverse path `<>` included; a declared SIZE over `maxBytes` → 552.
  * 3. RCPT TO: the recipient policy: relaying → 550 5.7.1, a mailbox we do not have → 550 5.1.1; the sending
  *    domains could not be read (Redis away) → 451 4.3.0 (the client tries again later).
