@@ -41,6 +41,41 @@ export function mailHostFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   return env.SENDLINE_MAIL_HOST ?? DEFAULT_MAIL_HOST;
 }
 
+/**
+ * Where mail comes back: every message goes out with envelope sender `b.{token}@{return-path domain}`
+ * (crypto/returnPathToken.ts), and our MX (apps/mx) takes mail for those addresses only. The return-path domains are
+ * the service's own (SENDLINE_RETURN_PATH_DOMAIN) and, for every sending domain `d` of any organization,
+ * `{label}.{d}` (SENDLINE_RETURN_PATH_LABEL), whose MX record points at our MX.
+ */
+export const DEFAULT_RETURN_PATH_DOMAIN = 'bounces.sendline.dev';
+export const DEFAULT_RETURN_PATH_LABEL = 'bounces';
+
+export interface ReturnPathSettings {
+  /** The service's own return-path domain, lowercase. */
+  domain: string;
+  /** The label put before a sending domain to make its return-path domain, lowercase. */
+  label: string;
+}
+
+const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export function returnPathSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): ReturnPathSettings {
+  const domain = (env.SENDLINE_RETURN_PATH_DOMAIN || DEFAULT_RETURN_PATH_DOMAIN).trim().toLowerCase();
+  const label = (env.SENDLINE_RETURN_PATH_LABEL || DEFAULT_RETURN_PATH_LABEL).trim().toLowerCase();
+  if (!domain.split('.').every((part) => DNS_LABEL.test(part))) {
+    throw new Error(`SENDLINE_RETURN_PATH_DOMAIN must be a domain name, not ${JSON.stringify(domain)}`);
+  }
+  if (!DNS_LABEL.test(label)) {
+    throw new Error(`SENDLINE_RETURN_PATH_LABEL must be one DNS label, not ${JSON.stringify(label)}`);
+  }
+  return { domain, label };
+}
+
+/** The return-path domain of a sending domain: `{label}.{domain}`, lowercase. */
+export function returnPathDomainOf(sendingDomain: string, settings: Pick<ReturnPathSettings, 'label'>): string {
+  return `${settings.label}.${sendingDomain.toLowerCase()}`;
+}
+
 /** The From of system mail (sign-in links, notices), unless SENDLINE_SYSTEM_SENDER names another. */
 export const DEFAULT_SYSTEM_SENDER = 'Sendline <no-reply@system.sendline.test>';
 

@@ -39,9 +39,19 @@ function recordsActor(eventType: string): boolean {
 
 export const OPTIONAL_FIELD_MARKER = 'sendline.optional';
 
+/**
+ * A `bytes` field's value as Avro writes it: the domain types bytes as `Uint8Array` (it knows no Node `Buffer`),
+ * avsc takes only a `Buffer`. A Buffer is kept as it is; any other view is wrapped without a copy. Read back, a
+ * `bytes` field is a Buffer, which is a Uint8Array.
+ */
+function asBuffer(view: ArrayBufferView): Buffer {
+  return Buffer.isBuffer(view) ? view : Buffer.from(view.buffer, view.byteOffset, view.byteLength);
+}
+
 function undefinedToNull(value: unknown): unknown {
   if (value === undefined) return null;
-  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return value;
+  if (ArrayBuffer.isView(value)) return asBuffer(value);
+  if (typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) {
     const out: unknown[] = new Array(value.length);
     for (let i = 0; i < value.length; i++) out[i] = undefinedToNull(value[i]);

@@ -17,6 +17,7 @@ import { repositoryRoot } from './adminCli';
 
 interface Credentials {
   baseUrl: string;
+  mx: string;
   organizationId: string;
   domain: string;
   keys: { live: string; test: string };
@@ -53,7 +54,14 @@ function demo(credentials: string, env: Record<string, string> = {}) {
       ],
       {
         cwd: repositoryRoot,
-        env: { ...process.env, SENDLINE_DNS_SERVERS: dns.address, SENDLINE_API_PORT: '4321', ...env },
+        env: {
+          ...process.env,
+          SENDLINE_DNS_SERVERS: dns.address,
+          SENDLINE_API_PORT: '4321',
+          SENDLINE_MX_ADDRESS: '',
+          SENDLINE_MX_PORT: '4322',
+          ...env,
+        },
         stdio: ['ignore', 'ignore', 'pipe'],
       },
     );
@@ -79,6 +87,7 @@ describe('the demo organization', () => {
     const credentials = await readCredentials(file);
     expect(credentials).toEqual({
       baseUrl: 'http://127.0.0.1:4321/v1',
+      mx: '127.0.0.1:4322',
       organizationId: expect.any(String),
       domain: 'demo.sendline.test',
       keys: { live: expect.stringMatching(/^sl_live_/), test: expect.stringMatching(/^sl_test_/) },
@@ -116,6 +125,11 @@ describe('the demo organization', () => {
     expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toContain('kept');
     expect(await readCredentials(file)).toEqual(credentials);
+
+    // A kept demo follows the MX to another address.
+    const moved = await demo(file, { SENDLINE_MX_ADDRESS: '127.0.0.1:4323' });
+    expect(moved.code, moved.stderr).toBe(0);
+    expect(await readCredentials(file)).toEqual({ ...credentials, mx: '127.0.0.1:4323' });
   });
 
   it('is made again when the kept live key no longer authenticates', async () => {

@@ -79,6 +79,8 @@ describe('the test mail server’s answers', () => {
     expect(answerForAddress('policy@x.test', 0)).toMatchObject({ action: 'refuse', code: 550 });
     expect(answerForAddress('mailboxfull@x.test', 0)).toMatchObject({ action: 'refuse', code: 552 });
     expect(answerForAddress('drop@x.test', 0)).toEqual({ action: 'drop' });
+    expect(answerForAddress('BounceLater+1@x.test', 0)).toEqual({ action: 'accept', later: 'bounce' });
+    expect(answerForAddress('spamcomplaint@x.test', 0)).toEqual({ action: 'accept', later: 'complaint' });
     expect(answerForAddress('defer@x.test', 5)).toMatchObject({ action: 'refuse', code: 450 });
     expect(answerForAddress('defer2+a@x.test', 1)).toMatchObject({ action: 'refuse', code: 450 });
     expect(answerForAddress('defer2+a@x.test', 2)).toEqual({ action: 'accept' });

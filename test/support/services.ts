@@ -18,6 +18,7 @@ export function freshTopicNames(): TopicNames {
     accountsHistory: `test-${run}.accounts.history`,
     deliveryRetries: `test-${run}.email.delivery-retries`,
     webhookCalls: `test-${run}.webhooks.calls`,
+    received: `test-${run}.mail.received`,
   };
 }
 

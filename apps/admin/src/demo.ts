@@ -28,7 +28,7 @@ try {
   });
   say(
     `${created ? 'created' : 'kept'} organization ${credentials.organizationId}, domain ${credentials.domain} (verified); ` +
-      `API ${credentials.baseUrl}; keys in ${options.credentials}`,
+      `API ${credentials.baseUrl}; MX ${credentials.mx}; keys in ${options.credentials}`,
   );
   say(`console: sign in as ${DEMO_ADMIN_EMAIL} with ${adminSignInLink} (works once, for 15 minutes)`);
 } catch (error) {

@@ -25,7 +25,7 @@ import { AdminContext } from './context';
  * - otherwise: organization "Demo", domain demo.sendline.test, its records (ownership TXT, MX, SPF,
  *   DKIM, DMARC) published in the development DNS zone file, the domain verified by a real DNS lookup
  *   against the development DNS server, a live and a test key with every scope, and the credentials
- *   written with file mode 0600.
+ *   written with file mode 0600 (with the API's base address and our MX's, `mx`).
  *
  * DNS: the lookups go to SENDLINE_DNS_SERVERS, or else to the development DNS server
  * (127.0.0.1:5353, SENDLINE_DEV_DNS_PORT). When no server answers there within `dnsWaitMs` (`npm start`
@@ -39,10 +39,15 @@ export const DEMO_ADMIN_EMAIL = 'admin@demo.sendline.test';
 
 export interface DemoCredentials {
   baseUrl: string;
+  /** Our MX (`host:port`): where bounces and complaints for the demo's mail come back (apps/mx). */
+  mx: string;
   organizationId: string;
   domain: string;
   keys: { live: string; test: string };
 }
+
+/** The MX's port under `npm start` (infra/local/bin/start sets SENDLINE_MX_PORT to this unless told otherwise). */
+export const DEV_MX_PORT = 2526;
 
 export interface DemoOptions {
   credentialsFile: string;
@@ -66,7 +71,15 @@ function baseUrlFrom(env: NodeJS.ProcessEnv): string {
   return `http://127.0.0.1:${env.SENDLINE_API_PORT || 3000}/v1`;
 }
 
-async function readCredentials(file: string): Promise<DemoCredentials | undefined> {
+/** The MX's address: SENDLINE_MX_ADDRESS (what `npm start` read from the MX's log), else its port on loopback. */
+function mxAddressFrom(env: NodeJS.ProcessEnv): string {
+  return env.SENDLINE_MX_ADDRESS || `127.0.0.1:${env.SENDLINE_MX_PORT || DEV_MX_PORT}`;
+}
+
+/** What a credentials file holds: written before the MX existed, it has no `mx` (added when kept). */
+type StoredCredentials = Omit<DemoCredentials, 'mx'> & { mx?: string };
+
+async function readCredentials(file: string): Promise<StoredCredentials | undefined> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -80,7 +93,7 @@ async function readCredentials(file: string): Promise<DemoCredentials | undefine
       typeof parsed.keys?.live === 'string' &&
       typeof parsed.keys.test === 'string'
     ) {
-      return parsed as DemoCredentials;
+      return parsed as StoredCredentials;
     }
   } catch {
     // unreadable: made again below
@@ -123,6 +136,7 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const baseUrl = baseUrlFrom(env);
+  const mx = mxAddressFrom(env);
   const dev = devDnsSettings(env);
   const zoneFile = options.zoneFile ?? dev.zoneFile;
   const servers = parseDnsServers(env.SENDLINE_DNS_SERVERS) ?? [dev.address];
@@ -151,11 +165,12 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
     if (existing) {
       const key = await accounts.activeKey(existing.keys.live);
       if (key && key.organizationId === existing.organizationId) {
-        if (existing.baseUrl !== baseUrl) await writeCredentials(options.credentialsFile, { ...existing, baseUrl });
+        const kept: DemoCredentials = { ...existing, baseUrl, mx };
+        if (existing.baseUrl !== baseUrl || existing.mx !== mx) await writeCredentials(options.credentialsFile, kept);
         log(`demo organization ${existing.organizationId} kept: its live key still authenticates`);
         await setUpSystemMail();
         const adminSignInLink = await context.signInLink(existing.organizationId, DEMO_ADMIN_EMAIL);
-        return { credentials: { ...existing, baseUrl }, created: false, adminSignInLink };
+        return { credentials: kept, created: false, adminSignInLink };
       }
       log(`the demo credentials in ${options.credentialsFile} no longer authenticate: making a new demo organization`);
     }
@@ -203,6 +218,7 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
     });
     const credentials: DemoCredentials = {
       baseUrl,
+      mx,
       organizationId: organization.id,
       domain: domain.name,
       keys: { live: live.token, test: test.token },

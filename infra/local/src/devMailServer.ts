@@ -14,7 +14,12 @@
  *
  * Answers by the recipient's local part (case-insensitive): `hardbounce…` 550 5.1.1, `policy…` 550 5.7.1,
  * `mailboxfull…` 552 5.2.2, `defer<N>+…` 450 the first N times then 250, `defer…` 450 always,
- * `drop…` the connection is dropped, anything else 250.
+ * `drop…` the connection is dropped, `bouncelater…` 250 and a second later a DSN (5.1.1 user unknown),
+ * `spamcomplaint…` 250 and a second later an ARF abuse report, anything else 250.
+ *
+ * The DSN and the ARF report go from `<>` to the message's envelope sender (its return path, `b.<token>@…`) through
+ * our MX (apps/mx): SENDLINE_MX_ADDRESS (`host:port`), else 127.0.0.1:SENDLINE_MX_PORT (`npm start` sets 2526),
+ * else the `mx` of .local/credentials.json. Without any, the two modes only answer 250.
  *
  * DKIM public keys come from the accounts view (the key each domain was added with), else from the
  * development DNS server (what `domain add` published in .local/dns-zone.json).
@@ -34,6 +39,7 @@ import {
   serviceAddresses,
   TestMailServer,
   type ReceivedMessage,
+  type SentReport,
 } from '@sendline/infra';
 
 loadLocalServicesEnv();
@@ -41,6 +47,20 @@ const smtpPort = Number(process.env.SENDLINE_DEV_SMTP_PORT || 2525);
 const httpPort = Number(process.env.SENDLINE_DEV_MAIL_HTTP_PORT || 2580);
 const directory = process.env.SENDLINE_DEV_MAIL_DIR || join('.local', 'mail');
 const journalFile = join(directory, 'messages.jsonl');
+
+/** Where bounces and complaints are sent back: our MX's `host:port` (see the module note), or undefined. */
+function mxAddress(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.SENDLINE_MX_ADDRESS) return env.SENDLINE_MX_ADDRESS;
+  if (env.SENDLINE_MX_PORT && env.SENDLINE_MX_PORT !== '0') return `127.0.0.1:${env.SENDLINE_MX_PORT}`;
+  const credentials = join('.local', 'credentials.json');
+  if (!existsSync(credentials)) return undefined;
+  try {
+    const mx = (JSON.parse(readFileSync(credentials, 'utf8')) as { mx?: unknown }).mx;
+    return typeof mx === 'string' ? mx : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 type JournalEntry = Omit<ReceivedMessage, 'raw'> & { raw?: string };
 
@@ -95,6 +115,7 @@ const log = (fields: Record<string, unknown>) =>
 
 const redis = createRedis(serviceAddresses().redisUrl);
 const dns = devDnsSettings();
+const mx = mxAddress();
 const server = await new TestMailServer({
   port: smtpPort,
   name: 'mail.sendline.dev',
@@ -114,6 +135,23 @@ const server = await new TestMailServer({
       subject: m.subject,
       dkim: m.dkim.result,
     }),
+  ...(mx
+    ? {
+        reports: {
+          mx,
+          onReport: (report: SentReport) =>
+            log({
+              msg: report.error === undefined ? 'report sent' : 'report not sent',
+              kind: report.kind,
+              to: report.to,
+              about: report.about,
+              via: mx,
+              ...(report.error === undefined ? { response: report.response } : { error: report.error }),
+              attempts: report.attempts,
+            }),
+        },
+      }
+    : {}),
 }).start();
 
 const http = createServer((request, response) => {
@@ -142,7 +180,13 @@ const http = createServer((request, response) => {
   return json(404, { error: 'try GET /messages' });
 });
 await new Promise<void>((resolve) => http.listen(httpPort, '127.0.0.1', resolve));
-log({ msg: 'listening', smtp: server.address, http: `http://127.0.0.1:${httpPort}/messages`, journal: journalFile });
+log({
+  msg: 'listening',
+  smtp: server.address,
+  http: `http://127.0.0.1:${httpPort}/messages`,
+  journal: journalFile,
+  reportsVia: mx ?? 'none (bouncelater and spamcomplaint only answer 250)',
+});
 
 let stopping = false;
 async function stop(signal: string) {

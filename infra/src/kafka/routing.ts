@@ -27,7 +27,9 @@ const accountTypes = new Set<string>(ACCOUNT_EVENT_TYPES);
  * by message id, so they stay in order; a suppression by organization and
  * lowercased address, so compaction keeps the latest word on each address; an
  * account entity by its own id (the domain's `accountEventKey`), so compaction
- * keeps each entity's latest state; a webhook call by its call id, on the topic of its attempt.
+ * keeps each entity's latest state; a webhook call by its call id, on the topic of its attempt; mail our MX received
+ * by the message its first recipient's return-path token names (so the reports about one message stay in order),
+ * else by its own received id.
  */
 export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTopicNames): Route {
   const type = event.type;
@@ -42,6 +44,13 @@ export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTop
     return {
       topic: topics.suppressions,
       key: suppressionKey(event.metadata.organizationId, field(event, 'emailAddress')),
+    };
+  }
+  if (type === 'MailReceived') {
+    const messageId = (event.data as { messageId?: unknown }).messageId;
+    return {
+      topic: topics.received,
+      key: typeof messageId === 'string' && messageId !== '' ? messageId : field(event, 'receivedId'),
     };
   }
   if (accountTypes.has(type)) return { topic: topics.accounts, key: accountEventKey(event as AccountEvent) };

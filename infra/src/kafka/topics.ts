@@ -14,6 +14,17 @@ export const MAX_EVENT_BYTES = 20 * 1024 * 1024;
  * a yearly review that runs late. Account events are few (a handful per organization and week), so this costs little.
  */
 export const ACCOUNT_HISTORY_RETENTION_DAYS = 400;
+/**
+ * Mail our MX received is read within seconds by its readers (bounces, complaints); the topic keeps it a week, so a
+ * reader that was down over a long weekend still finds it, and an operator can look at what came back.
+ */
+export const RECEIVED_MAIL_RETENTION_DAYS = 7;
+/**
+ * The largest message the MX may be configured to take: a MailReceived is its bytes as they are (Avro `bytes`, no
+ * base64) plus the envelope, which must fit the topic's `max.message.bytes` (MAX_EVENT_BYTES); 1 MB is left for the
+ * envelope and the record's own overhead.
+ */
+export const MAX_RECEIVED_MESSAGE_BYTES = MAX_EVENT_BYTES - 1024 * 1024;
 
 export interface TopicNames {
   messages: string;
@@ -31,6 +42,8 @@ export interface TopicNames {
    * on `<webhookCalls>.retry-<n>` (see webhookRetryTopic).
    */
   webhookCalls: string;
+  /** Mail our MX received (MailReceived: bounces, complaints, as they arrived), keyed by the message they are about. */
+  received: string;
 }
 
 export const defaultTopicNames: TopicNames = {
@@ -40,6 +53,7 @@ export const defaultTopicNames: TopicNames = {
   accountsHistory: 'accounts.history',
   deliveryRetries: 'email.delivery-retries',
   webhookCalls: 'webhooks.calls',
+  received: 'mail.received',
 };
 
 /** The topics under a prefix (`<prefix>.email.messages`, …): a benchmark's or a test's own copy of every topic. */
@@ -51,6 +65,7 @@ export function prefixedTopicNames(prefix: string): TopicNames {
     accountsHistory: `${prefix}.${defaultTopicNames.accountsHistory}`,
     deliveryRetries: `${prefix}.${defaultTopicNames.deliveryRetries}`,
     webhookCalls: `${prefix}.${defaultTopicNames.webhookCalls}`,
+    received: `${prefix}.${defaultTopicNames.received}`,
   };
 }
 
@@ -104,6 +119,16 @@ export function topicConfigs(names: TopicNames = defaultTopicNames, partitions =
       ],
     },
     webhookCallTopicConfig(names.webhookCalls, partitions),
+    {
+      topic: names.received,
+      numPartitions: partitions,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'delete' },
+        { name: 'retention.ms', value: String(RECEIVED_MAIL_RETENTION_DAYS * DAY_MS) },
+        // Above the MX's largest message (MAX_RECEIVED_MESSAGE_BYTES) with its envelope.
+        { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+      ],
+    },
   ];
 }
 

@@ -32,7 +32,7 @@ export async function registerEventSchemas(
 function sampleOf(type: string) {
   return {
     type,
-    data: { messageId: 'x', emailAddress: 'x', email: 'x', domain: 'x', keyId: 'x', callId: 'x' },
+    data: { messageId: 'x', emailAddress: 'x', email: 'x', domain: 'x', keyId: 'x', callId: 'x', receivedId: 'x' },
     metadata: { organizationId: 'x' },
   };
 }

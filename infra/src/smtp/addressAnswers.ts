@@ -10,11 +10,20 @@
  * | `defer<N>+`, e.g. `defer2+x` | 450 4.2.0 the first N times this address is tried, then 250 |
  * | `defer` (otherwise)    | 450 4.2.0 mailbox temporarily unavailable, every time           |
  * | `drop`                 | no answer: the connection is dropped                             |
+ * | `bouncelater`          | 250, then a moment later a DSN (5.1.1 user unknown) to the envelope sender |
+ * | `spamcomplaint`        | 250, then a moment later an ARF abuse report to the envelope sender |
  * | anything else          | 250                                                              |
+ *
+ * The two reports after a 250 (`later`) are what a real recipient's server and a mailbox provider's feedback loop
+ * send back: the test server builds them (testReports.ts) and delivers them from `<>` to the message's envelope
+ * sender through our MX (TestMailServerOptions.reports).
  */
 
+/** What the server sends back after accepting a recipient: a bounce (DSN) or a complaint (ARF). */
+export type LaterReport = 'bounce' | 'complaint';
+
 export type AddressAnswer =
-  { action: 'accept' } | { action: 'refuse'; code: number; message: string } | { action: 'drop' };
+  { action: 'accept'; later?: LaterReport } | { action: 'refuse'; code: number; message: string } | { action: 'drop' };
 
 /**
  * The answer for a recipient address; `deferredSoFar` is how many times this server already deferred it.
@@ -32,6 +41,8 @@ export function answerForAddress(address: string, deferredSoFar: number): Addres
     return { action: 'refuse', code: 552, message: `5.2.2 <${address}>: Mailbox full` };
   }
   if (local.startsWith('drop')) return { action: 'drop' };
+  if (local.startsWith('bouncelater')) return { action: 'accept', later: 'bounce' };
+  if (local.startsWith('spamcomplaint')) return { action: 'accept', later: 'complaint' };
   if (local.startsWith('defer')) {
     const limited = /^defer(\d+)\+/.exec(local);
     if (limited && deferredSoFar >= Number(limited[1])) return { action: 'accept' };

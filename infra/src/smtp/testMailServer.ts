@@ -1,10 +1,13 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import type { AddressInfo } from 'node:net';
+import nodemailer from 'nodemailer';
 import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp-server';
-import { answerForAddress } from './addressAnswers';
+import { answerForAddress, type LaterReport } from './addressAnswers';
 import { checkDkim, type DkimCheck, type DkimRecordSource } from './dkimCheck';
+import { parseHostPort } from './routing';
+import { abuseReport, deliveryStatusNotification, type OriginalMessage, type ReportIdentity } from './testReports';
 
 /**
  * A real SMTP server on loopback (the `smtp-server` package) for development and tests. It answers each
@@ -15,7 +18,36 @@ import { checkDkim, type DkimCheck, type DkimRecordSource } from './dkimCheck';
  * DKIM check and where it finds public keys are in dkimCheck.ts.
  *
  * STARTTLS is offered (smtp-server's built-in test certificate: encrypted, not trusted).
+ *
+ * Reports after a 250 (`bouncelater…`, `spamcomplaint…`): with `reports.mx` set, a moment after the message was
+ * accepted the server sends a DSN or an ARF report (testReports.ts) from `<>` to the message's envelope sender,
+ * through that MX (ours: the return path is ours), as a real recipient's server or feedback loop would. A message
+ * with the null sender gets none (a report is never sent about a report).
  */
+
+/** A report sent back (or given up on) after a 250. */
+export interface SentReport {
+  kind: LaterReport;
+  /** The original message's envelope sender: the report's recipient. */
+  to: string;
+  /** The recipients it is about. */
+  about: string[];
+  /** The MX's answer to the report, when it took it. */
+  response?: string;
+  /** Why it was not delivered, after every attempt. */
+  error?: string;
+  attempts: number;
+}
+
+export interface TestMailReportsOptions {
+  /** The MX to deliver reports to, `host:port`. */
+  mx: string;
+  /** How long after the 250 a report is sent (default 1000 ms). */
+  delayMs?: number;
+  /** Attempts at delivering one report, a second apart and doubling (default 3). */
+  attempts?: number;
+  onReport?: (report: SentReport) => void;
+}
 
 export interface ReceivedMessage {
   /** The queue id this server gave it. */
@@ -60,6 +92,8 @@ export interface TestMailServerOptions {
   /** Largest message accepted, bytes (default 30 MB). */
   maxSize?: number;
   onMessage?: (message: ReceivedMessage) => void;
+  /** Where the reports after a 250 go (`bouncelater…`, `spamcomplaint…`); without it none is sent. */
+  reports?: TestMailReportsOptions;
 }
 
 function headerBlock(raw: Buffer): { name: string; value: string }[] {
@@ -92,6 +126,9 @@ export class TestMailServer {
   private readonly journal: WriteStream | undefined;
   private readonly held: HeldAnswer[] = [];
   private holding: ((address: string) => boolean) | undefined;
+  private readonly reportTimers = new Set<NodeJS.Timeout>();
+  private readonly reportsInFlight = new Set<Promise<void>>();
+  private reportCount = 0;
   private total = 0;
   private arrivals = 0;
   private dataInProgress = 0;
@@ -171,6 +208,9 @@ export class TestMailServer {
 
   async stop(): Promise<void> {
     this.release();
+    for (const timer of this.reportTimers) clearTimeout(timer);
+    this.reportTimers.clear();
+    await Promise.allSettled([...this.reportsInFlight]);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     await new Promise<void>((resolve) => (this.journal ? this.journal.end(resolve) : resolve()));
   }
@@ -188,6 +228,11 @@ export class TestMailServer {
   /** How many messages this address received (every transaction that named it, counted once each). */
   deliveriesTo(address: string): number {
     return this.counts.get(address.toLowerCase()) ?? 0;
+  }
+
+  /** How many reports (DSN, ARF) the MX took so far. */
+  get reportsSent(): number {
+    return this.reportCount;
   }
 
   /** How many times this server answered 4xx to the address. */
@@ -277,7 +322,115 @@ export class TestMailServer {
       this.journal.write(`${JSON.stringify(entry)}\n`);
     }
     this.options.onMessage?.(message);
+    this.scheduleReports(message, raw, session.remoteAddress);
     return message;
+  }
+
+  /** The reports owed for this message's recipients (addressAnswers.ts), each sent after `reports.delayMs`. */
+  private scheduleReports(message: ReceivedMessage, raw: Buffer, sourceIp: string): void {
+    const reports = this.options.reports;
+    if (!reports || message.envelopeFrom === '') return;
+    const owed = (kind: LaterReport) =>
+      message.recipients.filter((recipient) => {
+        const answer = answerForAddress(recipient, 0);
+        return answer.action === 'accept' && answer.later === kind;
+      });
+    const original: OriginalMessage = {
+      envelopeFrom: message.envelopeFrom,
+      arrivalDate: new Date(message.receivedAt),
+      sourceIp,
+      raw,
+    };
+    const bounced = owed('bounce');
+    const complained = owed('complaint');
+    if (bounced.length > 0) {
+      this.later(reports, 'bounce', message.envelopeFrom, bounced, () =>
+        deliveryStatusNotification(
+          this.reportIdentity(),
+          original,
+          bounced.map((address) => ({
+            address,
+            status: '5.1.1',
+            diagnostic: `550 5.1.1 <${address}>: user unknown`,
+          })),
+        ),
+      );
+    }
+    for (const recipient of complained) {
+      this.later(reports, 'complaint', message.envelopeFrom, [recipient], () =>
+        abuseReport(this.reportIdentity(), original, recipient),
+      );
+    }
+  }
+
+  private reportIdentity(): ReportIdentity {
+    const reportingMta = this.options.name ?? 'mail.sendline.test';
+    return {
+      reportingMta,
+      messageId: `${randomUUID()}@${reportingMta}`,
+      boundary: `report-${randomBytes(12).toString('hex')}`,
+      date: new Date(),
+    };
+  }
+
+  private later(
+    reports: TestMailReportsOptions,
+    kind: LaterReport,
+    to: string,
+    about: string[],
+    build: () => Buffer,
+  ): void {
+    const timer = setTimeout(() => {
+      this.reportTimers.delete(timer);
+      const sending = this.sendReport(reports, kind, to, about, build()).finally(() =>
+        this.reportsInFlight.delete(sending),
+      );
+      this.reportsInFlight.add(sending);
+    }, reports.delayMs ?? 1000);
+    this.reportTimers.add(timer);
+  }
+
+  /** Delivers one report from `<>` to `to` through the MX, trying again a few times as a mail queue would. */
+  private async sendReport(
+    reports: TestMailReportsOptions,
+    kind: LaterReport,
+    to: string,
+    about: string[],
+    raw: Buffer,
+  ): Promise<void> {
+    const { host, port } = parseHostPort(reports.mx);
+    const attempts = reports.attempts ?? 3;
+    let error = '';
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const transport = nodemailer.createTransport({
+        host,
+        port,
+        secure: false,
+        ignoreTLS: true,
+        name: this.options.name ?? 'mail.sendline.test',
+        connectionTimeout: 5000,
+        greetingTimeout: 5000,
+        socketTimeout: 15_000,
+      });
+      try {
+        // The null reverse path: a report must never be answered by another report.
+        const info = await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
+        this.reportCount++;
+        reports.onReport?.({ kind, to, about, response: info.response, attempts: attempt });
+        return;
+      } catch (cause) {
+        error = String((cause as { response?: string }).response ?? cause);
+        // A permanent refusal (5xx) is not tried again.
+        if (((cause as { responseCode?: number }).responseCode ?? 0) >= 500) {
+          reports.onReport?.({ kind, to, about, error, attempts: attempt });
+          return;
+        }
+      } finally {
+        transport.close();
+      }
+      if (attempt < attempts) await new Promise((resolve) => setTimeout(resolve, 1000 * 2 ** (attempt - 1)));
+    }
+    reports.onReport?.({ kind, to, about, error, attempts });
   }
 
   private shouldVerify(): boolean {

@@ -28,6 +28,7 @@ describe('provisioning registers every event schema', () => {
     expect(codec.calls).toHaveLength(eventSchemas.size);
     expect(codec.calls).toContain(`${defaultTopicNames.messages} MessageAccepted`);
     expect(codec.calls).toContain(`${defaultTopicNames.suppressions} SuppressionAdded`);
+    expect(codec.calls).toContain(`${defaultTopicNames.received} MailReceived`);
   });
 
   it('tries a registry that has just started again, when it says the failure is retriable', async () => {

@@ -218,6 +218,23 @@ export class AccountsView {
     return this.entities<DomainState>(organizationId, 'domains');
   }
 
+  /**
+   * The sending domains of every organization (lowercase, verified or not), in two round trips: what the MX takes
+   * return-path mail for (`bounces.<domain>`). The view has no index by domain; callers cache the answer briefly.
+   */
+  async allDomainNames(): Promise<Set<string>> {
+    const ids = await this.organizations();
+    const names = new Set<string>();
+    if (ids.length === 0) return names;
+    const p = this.redis.pipeline();
+    for (const id of ids) p.hkeys(this.entitiesKey(id, 'domains'));
+    for (const [error, domains] of (await p.exec()) ?? []) {
+      if (error) throw error;
+      for (const domain of domains as string[]) names.add(domain.toLowerCase());
+    }
+    return names;
+  }
+
   async members(organizationId: string): Promise<Map<string, MemberState>> {
     return this.entities<MemberState>(organizationId, 'members');
   }

@@ -1,0 +1,57 @@
+import { RETURN_PATH_PREFIX, type ReturnPathSettings } from '@sendline/infra';
+
+/**
+ * Which recipients the MX takes (RCPT TO): the one rule that keeps it from being an open relay. It takes mail only
+ * for addresses it owns, and today it owns return paths only: `b.<anything>@<return-path domain>`, where the
+ * return-path domains are the service's own (`bounces.sendline.dev`) and `<label>.<d>` for every sending domain `d`
+ * of any organization (`bounces.shop.example`). Everything else is refused:
+ *
+ * | recipient                                  | answer                                   |
+ * |--------------------------------------------|------------------------------------------|
+ * | any address at a domain that is not ours   | 550 5.7.1 relaying denied                |
+ * | at a return-path domain, not `b.…`         | 550 5.1.1 no such mailbox                |
+ * | `b.…` at a return-path domain              | accepted (the token is not checked here) |
+ *
+ * The token after `b.` is not checked: a forged or damaged one is still taken and recorded, and the reader of
+ * mail.received, which checks every token, reports it to the operator; a refusal here would only tell a forger
+ * which tokens are good. (RFC 5321 wants `postmaster` taken at every domain served; it is refused until inbound
+ * addresses are served.) Inbound addresses will be one more accepted kind in this function.
+ */
+
+export type RecipientVerdict =
+  { accepted: true; kind: 'returnPath' } | { accepted: false; code: number; message: string };
+
+/** Whether a domain (lowercase) is the sending domain of some organization. */
+export interface SendingDomains {
+  isSendingDomain(domain: string): Promise<boolean>;
+}
+
+export async function recipientVerdict(
+  address: string,
+  returnPath: ReturnPathSettings,
+  sendingDomains: SendingDomains,
+): Promise<RecipientVerdict> {
+  const at = address.lastIndexOf('@');
+  const local = at < 0 ? address : address.slice(0, at);
+  const domain = (at < 0 ? '' : address.slice(at + 1)).toLowerCase().replace(/\.$/, '');
+  if (!(await isReturnPathDomain(domain, returnPath, sendingDomains))) {
+    return { accepted: false, code: 550, message: `5.7.1 <${address}>: relaying denied` };
+  }
+  const lower = local.toLowerCase();
+  if (!lower.startsWith(RETURN_PATH_PREFIX) || lower.length === RETURN_PATH_PREFIX.length) {
+    return { accepted: false, code: 550, message: `5.1.1 <${address}>: no such mailbox` };
+  }
+  return { accepted: true, kind: 'returnPath' };
+}
+
+async function isReturnPathDomain(
+  domain: string,
+  returnPath: ReturnPathSettings,
+  sendingDomains: SendingDomains,
+): Promise<boolean> {
+  if (domain === '') return false;
+  if (domain === returnPath.domain) return true;
+  const prefix = `${returnPath.label}.`;
+  if (!domain.startsWith(prefix) || domain.length === prefix.length) return false;
+  return sendingDomains.isSendingDomain(domain.slice(prefix.length));
+}
