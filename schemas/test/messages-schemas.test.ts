@@ -5,6 +5,7 @@ import {
   MESSAGE_EVENT_TYPES,
   messageDecider,
   type DeliveryOutcome,
+  type ReturnedOutcome,
   type MessageCommand,
   type MessageEvent,
   type MessageState,
@@ -83,6 +84,13 @@ const accept =
     metadata: metadata(),
   });
 const sent = (messageId: string): MessageCommand => ({ type: 'RecordSent', data: { messageId }, metadata: metadata() });
+const returned =
+  (recipient: string, result: ReturnedOutcome) =>
+  (messageId: string): MessageCommand => ({
+    type: 'RecordReturn',
+    data: { messageId, recipient, reportId: '5f0e1d2c-3b4a-4958-8776-655443322110', outcome: result },
+    metadata: metadata(),
+  });
 const outcome =
   (recipient: string, result: DeliveryOutcome) =>
   (messageId: string): MessageCommand => ({
@@ -148,6 +156,27 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       enhancedStatus: '5.7.26',
       summary: 'Multiple authentication checks failed',
     }),
+    returned('alice@customer.example', {
+      kind: 'HardBounced',
+      smtpResponse: 'smtp; 550 5.1.1 <alice@customer.example>: user unknown',
+      statusCode: 550,
+      enhancedStatus: '5.1.1',
+      summary: 'Bad destination mailbox address',
+    }),
+    returned('bob@customer.example', { kind: 'SpamComplaint', feedbackType: 'abuse', summary: 'Reported as spam' }),
+    returned('carol@customer.example', {
+      kind: 'SpamComplaint',
+      feedbackType: 'abuse',
+      userAgent: 'Yahoo!-Mail-Feedback/2.0',
+      summary: 'Reported as spam',
+    }),
+    returned('carol@customer.example', { kind: 'AutoReplied', summary: 'Out of office' }),
+    returned('carol@customer.example', {
+      kind: 'DelayReported',
+      smtpResponse: 'smtp; 451 4.4.7 delayed',
+      enhancedStatus: '4.4.7',
+      summary: 'Delivery time expired',
+    }),
   ]);
   const minimal = runMessage('7d0c8f0e-0b1a-4f55-8c43-3f1e2a9b6c02', [accept(minimalMessage)]);
 
@@ -161,6 +190,12 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
     {
       type: 'AddSuppression',
       data: { emailAddress: 'Bob@Customer.example', reason: 'ManualSuppression', origin: 'Admin' },
+      metadata: metadata(),
+    },
+    { type: 'DeleteSuppression', data: { emailAddress: 'bob@customer.example' }, metadata: metadata() },
+    {
+      type: 'AddSuppression',
+      data: { emailAddress: 'bob@customer.example', reason: 'SpamComplaint', origin: 'Recipient' },
       metadata: metadata(),
     },
   ];
