@@ -10,3 +10,4 @@ export * from './messages';
 export * from './suppressions';
 export * from './validation';
 export * from './accounts';
+export * from './returns';
