@@ -1,8 +1,11 @@
 /**
  * The mail that comes back to our return path, read: the RFC 3464 delivery-status fields (deliveryStatus.ts) and
- * the RFC 5965 feedback-report fields (feedbackReport.ts), parsed by hand from their header blocks (fields.ts). Pure:
+ * the RFC 5965 feedback-report fields (feedbackReport.ts) parsed by hand from their header blocks (fields.ts), a
+ * bounce in prose (proseBounce.ts), automatic replies (autoReply.ts), the original message a report is about
+ * (originalMessage.ts); what the message is (returnedMail.ts, from the parts infra's MIME parsing finds). Pure:
  * text in, data out.
  */
+export { isAutomaticReply } from './autoReply';
 export {
   MAX_REPORTED_RECIPIENTS,
   normalisedStatus,
@@ -16,4 +19,7 @@ export {
   type FeedbackReportFields,
 } from './feedbackReport';
 export { parseFieldBlocks, stripComments, type ReportField } from './fields';
+export { originalMessageOf, repliedMessageOf, sendlineMessageIdOf } from './originalMessage';
+export { looksLikeBounce, originalCopyInProse, readProseBounce } from './proseBounce';
+export { returnedMailOf } from './returnedMail';
 export type { OriginalMessage, ReportedAction, ReportedRecipient, ReturnedMail, ReturnedMailParts } from './types';
