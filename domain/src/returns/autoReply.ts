@@ -19,8 +19,20 @@ import { headerValue, stripComments } from './fields';
  * An automatic reply never suppresses anything: the address answered, so it exists.
  */
 
-const OUT_OF_OFFICE_SUBJECT =
-  /^\s*(?:out of (?:the )?office(?: auto-?reply)?|automatic reply|auto[- ]?reply|auto[- ]?response|abwesenheitsnotiz|automatische antwort|réponse automatique|respuesta automática|risposta automatica|automatisch antwoord)\s*(?::|$)/i;
+/** The phrases an out-of-office subject starts with (Outlook/Exchange, Gmail, the common autoresponders). */
+const OUT_OF_OFFICE_PHRASES = [
+  'out of (?:the )?office(?: auto-?reply)?',
+  'automatic reply',
+  'auto[- ]?reply',
+  'auto[- ]?response',
+  'abwesenheitsnotiz',
+  'automatische antwort',
+  'réponse automatique',
+  'respuesta automática',
+  'risposta automatica',
+  'automatisch antwoord',
+];
+const OUT_OF_OFFICE_SUBJECT = new RegExp(String.raw`^\s*(?:${OUT_OF_OFFICE_PHRASES.join('|')})\s*(?::|$)`, 'i');
 const FALSE_VALUE = /^(?:no|false|0)$/i;
 
 function firstToken(value: string): string {

@@ -6,10 +6,11 @@ import type { OriginalMessage } from './types';
  * What a report tells of the message it is about, from that message's headers (the attached message/rfc822 or
  * text/rfc822-headers part), or, for an automatic reply that attaches nothing, from its In-Reply-To / References.
  *
- * Our own message id is read from the Message-ID we write: `<{message id}@{From domain}>` (infra's compose.ts), where
- * the message id is a UUID. A request cannot set Message-ID (it is a reserved header), so a Message-ID whose local
- * part is a UUID names one of our messages — or a message someone else wrote in the same shape: the consumer matches a
- * report by its signed return-path token first, and this id only helps when a report comes back without it.
+ * Our own message id is read from the Message-ID we write: `<{message id}@{From domain}>` (infra's compose.ts),
+ * where the message id is a UUID. A request cannot set Message-ID (it is a reserved header), so a Message-ID whose
+ * local part is a UUID names one of our messages — or a message someone else wrote in the same shape: the consumer
+ * matches a report by its signed return-path token first, and this id only helps when a report comes back without
+ * it.
  */
 
 const SENDLINE_MESSAGE_ID = /^<?\s*([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})@[^@\s>]+\s*>?$/i;

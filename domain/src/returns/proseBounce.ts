@@ -30,15 +30,29 @@ const MAX_PROSE_CHARS = 64 * 1024;
 const MAX_SEGMENT_LINES = 25;
 const MAX_DIAGNOSTIC_CHARS = 500;
 
+/** What a line of dashes says where the copy of the original message starts. */
+const COPY_MARKER_WORDS = [
+  'copy of (?:the|your) message',
+  'original message',
+  'returned message',
+  'header of the original',
+  'undelivered message',
+];
 /** A line that starts the copy of the original message (tested only on lines of at most MAX_MARKER_LINE_CHARS). */
-const ORIGINAL_COPY =
-  /^[ \t]*(?:-{2,}[^\n]{0,120}\b(?:copy of (?:the|your) message|original message|returned message|header of the original|undelivered message)\b|original message headers:?[ \t]*$|below this line is a copy of the message)/i;
+const ORIGINAL_COPY = new RegExp(
+  [
+    String.raw`^[ \t]*-{2,}[^\n]{0,120}\b(?:${COPY_MARKER_WORDS.join('|')})\b`,
+    String.raw`^[ \t]*original message headers:?[ \t]*$`,
+    String.raw`^[ \t]*below this line is a copy of the message`,
+  ].join('|'),
+  'i',
+);
 const MAX_MARKER_LINE_CHARS = 200;
 /** Longer lines are not read for a recipient: an address line is short. */
 const MAX_ANCHOR_LINE_CHARS = 1000;
 
 const ADDRESS = String.raw`[^\s<>()[\],;:"'@]+@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?`;
-/** A line led by an address (bracketed or not, after an optional bullet), then nothing, `:`, `(…)` or `<mailto:…>`. */
+/** A line led by an address (bracketed or not, after a bullet), then nothing, `:`, `(…)` or `<mailto:…>`. */
 const LEADING_ADDRESS = new RegExp(
   String.raw`^[ \t]*(?:[*•>-][ \t]*)?<?(${ADDRESS})>?[ \t]*(?:$|:|\(|<mailto:|\[mailto:)`,
   'i',
@@ -50,17 +64,49 @@ const NAMED_RECIPIENT = new RegExp(
 );
 
 const REPLY_WITH_ENHANCED = /(?:^|[\s:'"([>])([245]\d\d)[ -]#?([245]\.\d{1,3}\.\d{1,3})(?=$|[\s,;:)\]'"]|\.(?!\d))/m;
-const QUOTED_REPLY =
-  /(?:^[ \t>]*|\bsaid:?[ \t]+|\breturned:?[ \t]+'?|\bwas:?[ \t]+|\berror:?[ \t]+|<<<[ \t]*|[:'"][ \t]*)([45]\d\d)(?=[ -][^\s\d]|[ \t]*$)/im;
+/** A basic code where a reply is quoted: at a line's start, after "said:", "returned '", "<<<", a colon or quote. */
+const QUOTED_REPLY = new RegExp(
+  [
+    String.raw`(?:^[ \t>]*|\b(?:said|returned|was|error):?[ \t]+'?|<<<[ \t]*|[:'"][ \t]*)`,
+    String.raw`([45]\d\d)(?=[ -][^\s\d]|[ \t]*$)`,
+  ].join(''),
+  'im',
+);
 const ENHANCED_ALONE = /(?:^|[\s(#'"[:])#?([45]\.\d{1,3}\.\d{1,3})(?=$|[\s,;:)\]'"]|\.(?!\d))/m;
 
-const DELAY_WORDS =
-  /\b(?:delayed|delay|warning only|not yet been delivered|still (?:trying|undelivered|being retried)|will (?:retry|continue trying|keep trying|try again)|retrying)\b/i;
+const DELAY_WORDS = new RegExp(
+  String.raw`\b(?:${[
+    'delayed',
+    'delay',
+    'warning only',
+    'not yet been delivered',
+    'still (?:trying|undelivered|being retried)',
+    'will (?:retry|continue trying|keep trying|try again)',
+    'retrying',
+  ].join('|')})\b`,
+  'i',
+);
 
 const BOUNCE_SENDER =
   /\b(?:mailer-daemon|postmaster)@|mail delivery (?:system|subsystem)|\bmicrosoftexchange[0-9a-f]*@/i;
-const BOUNCE_SUBJECT =
-  /undeliver|delivery (?:status notification|failure|failed|has failed|problem|notification)|mail delivery failed|returned mail|failure notice|non-?delivery|could not be delivered|couldn't be delivered|message not delivered|unzustellbar|nicht zustellbar|non remis|no se pudo entregar/i;
+/** Postfix, Exim, qmail, Gmail, Exchange (English, German, French, Spanish) and the other usual bounce subjects. */
+const BOUNCE_SUBJECT = new RegExp(
+  [
+    'undeliver',
+    'delivery (?:status notification|failure|failed|has failed|problem|notification)',
+    'mail delivery failed',
+    'returned mail',
+    'failure notice',
+    'non-?delivery',
+    "could(?: not|n't) be delivered",
+    'message not delivered',
+    'unzustellbar',
+    'nicht zustellbar',
+    'non remis',
+    'no se pudo entregar',
+  ].join('|'),
+  'i',
+);
 const NOT_A_RECIPIENT = /^(?:mailer-daemon|postmaster)@/i;
 
 /**

@@ -52,7 +52,10 @@ export interface ReportedRecipient {
   remoteMta?: string;
 }
 
-/** What the report tells of the original message (headers of the attached message/rfc822 or text/rfc822-headers part). */
+/**
+ * What the report tells of the original message (headers of the attached message/rfc822 or text/rfc822-headers
+ * part).
+ */
 export interface OriginalMessage {
   /** The Message-ID header as written: `<…@…>`. */
   messageId?: string;
