@@ -110,14 +110,14 @@ const BOUNCE_SUBJECT = new RegExp(
 const NOT_A_RECIPIENT = /^(?:mailer-daemon|postmaster)@/i;
 
 /**
- * Whether a message presents itself as a bounce: a multipart/report of report-type delivery-status, an empty
- * Return-Path (RFC 5321's null sender), a From of mailer-daemon, postmaster, "Mail Delivery System/Subsystem" or
- * Exchange's system mailbox, or a subject such as "Undelivered Mail Returned to Sender", "Delivery Status
- * Notification (Failure)", "Mail delivery failed", "failure notice", "Undeliverable: …".
+ * Whether a message presents itself as a bounce: a multipart/report of report-type delivery-status, a From of
+ * mailer-daemon, postmaster, "Mail Delivery System/Subsystem" or Exchange's system mailbox, or a subject such as
+ * "Undelivered Mail Returned to Sender", "Delivery Status Notification (Failure)", "Mail delivery failed", "failure
+ * notice", "Undeliverable: …". An empty Return-Path is no sign: automatic replies are sent with one too (RFC 3834
+ * §3.3).
  */
 export function looksLikeBounce(headers: readonly MessageHeader[], reportType?: string): boolean {
   if (reportType === 'delivery-status' || reportType === 'global-delivery-status') return true;
-  if (headerValue(headers, 'return-path')?.replace(/\s/g, '') === '<>') return true;
   const from = headerValue(headers, 'from');
   if (from !== undefined && BOUNCE_SENDER.test(from)) return true;
   const subject = headerValue(headers, 'subject');

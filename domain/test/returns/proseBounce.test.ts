@@ -269,7 +269,6 @@ describe('looksLikeBounce', () => {
 
   it.each([
     ['a delivery-status report type', {}, 'delivery-status'],
-    ['an empty Return-Path', { 'Return-Path': '< >' }, undefined],
     ['From MAILER-DAEMON', { From: 'MAILER-DAEMON@mx.example.net (Mail Delivery System)' }, undefined],
     ['From postmaster', { From: 'postmaster@example.org' }, undefined],
     ["Gmail's sender", { From: 'Mail Delivery Subsystem <mailer-daemon@googlemail.com>' }, undefined],
@@ -288,6 +287,7 @@ describe('looksLikeBounce', () => {
     ['a reply', { From: 'bob@example.org', Subject: 'Re: Your receipt' }],
     ['an out-of-office', { From: 'bob@example.org', Subject: 'Automatic reply: Your receipt' }],
     ['no headers at all', {}],
+    ['an empty Return-Path alone (automatic replies have one too)', { 'Return-Path': '<>', Subject: 'Auto: x' }],
   ])('is false for %s', (_, fields) => {
     expect(looksLikeBounce(headers(fields))).toBe(false);
   });
