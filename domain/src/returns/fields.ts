@@ -58,6 +58,20 @@ export function parseFieldBlocks(text: string): ReportField[][] {
   return blocks;
 }
 
+/** The most characters of a header value kept for showing (RFC 5322's line limit): a subject can be folded forever. */
+export const MAX_SHOWN_HEADER_CHARS = 998;
+
+/** A header value to show: unfolded, trimmed, at most MAX_SHOWN_HEADER_CHARS; undefined when empty or absent. */
+export function shownHeader(value: string | undefined): string | undefined {
+  const shown =
+    value === undefined
+      ? ''
+      : collapse(value.slice(0, MAX_SHOWN_HEADER_CHARS * 4))
+          .slice(0, MAX_SHOWN_HEADER_CHARS)
+          .trimEnd();
+  return shown === '' ? undefined : shown;
+}
+
 /** Runs of white space (folding included) as one space, trimmed. */
 export function collapse(value: string): string {
   return value.replace(/\s+/g, ' ').trim();

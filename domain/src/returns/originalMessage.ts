@@ -1,5 +1,5 @@
 import type { MessageHeader } from '../validation/outboundMessage';
-import { addressOfField, collapse, headerValue } from './fields';
+import { addressOfField, headerValue, shownHeader } from './fields';
 import type { OriginalMessage } from './types';
 
 /**
@@ -29,16 +29,16 @@ function withIds(messageId: string | undefined): Pick<OriginalMessage, 'messageI
 
 /** The original message as its headers tell it; every field is left out when its header is absent or empty. */
 export function originalMessageOf(headers: readonly MessageHeader[]): OriginalMessage {
-  const messageId = headerValue(headers, 'message-id');
+  const messageId = shownHeader(headerValue(headers, 'message-id'));
   const returnPath = headerValue(headers, 'return-path');
   const returnPathAddress = returnPath === undefined ? undefined : addressOfField(returnPath);
-  const to = headerValue(headers, 'to');
-  const subject = headerValue(headers, 'subject');
+  const to = shownHeader(headerValue(headers, 'to'));
+  const subject = shownHeader(headerValue(headers, 'subject'));
   return {
-    ...withIds(messageId === undefined ? undefined : collapse(messageId)),
+    ...withIds(messageId),
     ...(returnPathAddress !== undefined && { returnPath: returnPathAddress }),
-    ...(to !== undefined && to !== '' && { to: collapse(to) }),
-    ...(subject !== undefined && subject !== '' && { subject: collapse(subject) }),
+    ...(to !== undefined && { to }),
+    ...(subject !== undefined && { subject }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { isAutomaticReply } from './autoReply';
 import { parseDeliveryStatus } from './deliveryStatus';
 import { parseFeedbackReport } from './feedbackReport';
-import { collapse, headerValue } from './fields';
+import { headerValue, shownHeader } from './fields';
 import { originalMessageOf, repliedMessageOf } from './originalMessage';
 import { looksLikeBounce, ownAddressesOf, readProseBounce } from './proseBounce';
 import type { OriginalMessage, ReturnedMail, ReturnedMailParts } from './types';
@@ -20,8 +20,8 @@ import type { OriginalMessage, ReturnedMail, ReturnedMailParts } from './types';
  * Bounces come before automatic replies because bounces carry `Auto-Submitted: auto-replied` too.
  */
 export function returnedMailOf(parts: ReturnedMailParts): ReturnedMail {
-  const subject = optional(headerValue(parts.headers, 'subject'));
-  const from = optional(headerValue(parts.headers, 'from'));
+  const subject = shownHeader(headerValue(parts.headers, 'subject'));
+  const from = shownHeader(headerValue(parts.headers, 'from'));
   const unrecognized = (reason: string): ReturnedMail => ({
     kind: 'Unrecognized',
     reason,
@@ -85,9 +85,4 @@ export function returnedMailOf(parts: ReturnedMailParts): ReturnedMail {
 
   if (parts.reportType === 'feedback-report') return unrecognized('a feedback report without its feedback-report part');
   return unrecognized('neither a report, a bounce nor an automatic reply');
-}
-
-function optional(value: string | undefined): string | undefined {
-  const collapsed = value === undefined ? '' : collapse(value);
-  return collapsed === '' ? undefined : collapsed;
 }

@@ -178,6 +178,12 @@ describe('returnedMailOf', () => {
     });
   });
 
+  it('shows at most 998 characters of a subject folded without end', () => {
+    const subject = `x${'\r\n y'.repeat(10_000)}`;
+    const mail = returnedMailOf({ headers: headers({ Subject: subject }) });
+    expect(mail).toMatchObject({ kind: 'Unrecognized', subject: `x${' y'.repeat(498)}` });
+  });
+
   it('anything else is Unrecognized, with its subject and From', () => {
     expect(
       returnedMailOf({ headers: headers({ From: ' spam@junk.example ', Subject: 'You won!' }), text: 'Click' }),
