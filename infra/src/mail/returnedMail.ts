@@ -16,9 +16,10 @@ import PostalMime, { decodeWords, type Attachment, type Email } from 'postal-mim
  * 1. At most RETURNED_MAIL_LIMITS.maxBytes of the message are parsed. A report puts its human-readable part, then
  *    its machine-readable part, then the original message (RFC 6522 §3): what is cut is the original's body, never
  *    needed.
- * 2. postal-mime parses with its limits lowered: nesting deeper than maxNestingDepth parts, or more than
- *    maxHeaderBytes of headers in all, reject the parse (→ Unrecognized). Attached messages are never parsed
- *    recursively (`forceRfc822Attachments`): each stays one part of bytes. The work is linear in the bytes parsed.
+ * 2. postal-mime parses with its limits lowered: more than maxDelimiterLines lines that may delimit parts (counted
+ *    first), nesting deeper than maxNestingDepth parts, or more than maxHeaderBytes of headers in all reject the
+ *    parse (→ Unrecognized). Attached messages are never parsed recursively (`forceRfc822Attachments`): each stays
+ *    one part of bytes. The work is linear in the bytes parsed.
  * 3. The parts the domain reads are picked by type (the first of each): message/delivery-status (or
  *    message/global-delivery-status), message/feedback-report, and the original's headers from message/rfc822 (or
  *    message/global) or text/rfc822-headers (or message/global-headers), else from the copy a prose bounce quotes.
@@ -29,6 +30,11 @@ import PostalMime, { decodeWords, type Attachment, type Email } from 'postal-mim
 export const RETURNED_MAIL_LIMITS = {
   /** Bytes of the message parsed. */
   maxBytes: 4 * 1024 * 1024,
+  /**
+   * Lines that may be part delimiters (starting with `--`), counted before parsing: real reports have a handful;
+   * each part costs postal-mime a decoder of its own.
+   */
+  maxDelimiterLines: 2000,
   /** MIME nesting (postal-mime's default is 256; real reports nest 3 or 4 deep). */
   maxNestingDepth: 32,
   /** Header bytes across all parts (postal-mime's default is 2 MiB). */
@@ -49,16 +55,32 @@ const utf8 = new TextDecoder('utf-8');
 
 export async function readReturnedMail(raw: Buffer): Promise<ReturnedMail> {
   if (raw.length === 0) return { kind: 'Unrecognized', reason: 'an empty message' };
+  let parts: ReturnedMailParts;
   try {
-    return returnedMailOf(await returnedMailParts(raw));
+    parts = await returnedMailParts(raw);
   } catch (cause) {
-    return { kind: 'Unrecognized', reason: `the message cannot be parsed: ${messageOf(cause)}` };
+    return { kind: 'Unrecognized', reason: `${UNPARSABLE_MIME}: ${messageOf(cause)}` };
+  }
+  try {
+    return returnedMailOf(parts);
+  } catch (cause) {
+    // A fault of ours, not of the message: said apart so that tests and logs can tell.
+    return { kind: 'Unrecognized', reason: `${READING_FAILED}: ${messageOf(cause)}` };
   }
 }
 
+/** The start of the reason of a message whose MIME postal-mime refused (over a limit, or broken past reading). */
+export const UNPARSABLE_MIME = 'the message cannot be parsed';
+/** The start of the reason of a message the domain failed to read: never expected, a bug. */
+export const READING_FAILED = 'the message could not be read';
+
 /** The parts of a returned message the domain reads (exported for tests). Rejects on MIME it cannot parse. */
 export async function returnedMailParts(raw: Buffer): Promise<ReturnedMailParts> {
-  const email = await parseMime(raw.subarray(0, RETURNED_MAIL_LIMITS.maxBytes));
+  const bytes = raw.subarray(0, RETURNED_MAIL_LIMITS.maxBytes);
+  if (delimiterLines(bytes) > RETURNED_MAIL_LIMITS.maxDelimiterLines) {
+    throw new Error(`more than ${RETURNED_MAIL_LIMITS.maxDelimiterLines} lines that may delimit MIME parts`);
+  }
+  const email = await parseMime(bytes);
   const headers = headersOf(email);
   const reportType = reportTypeOf(headers);
   const deliveryStatus = firstPart(email, DELIVERY_STATUS_TYPES);
@@ -75,6 +97,17 @@ export async function returnedMailParts(raw: Buffer): Promise<ReturnedMailParts>
     ...(originalHeaders !== undefined && { originalHeaders }),
     ...(text !== undefined && { text }),
   };
+}
+
+/** How many lines start with `--`, up to one more than the limit. */
+function delimiterLines(bytes: Uint8Array): number {
+  let count = 0;
+  for (let i = 0; i + 1 < bytes.length && count <= RETURNED_MAIL_LIMITS.maxDelimiterLines; i++) {
+    if (bytes[i] === 0x2d && bytes[i + 1] === 0x2d && (i === 0 || bytes[i - 1] === 0x0a || bytes[i - 1] === 0x0d)) {
+      count++;
+    }
+  }
+  return count;
 }
 
 function parseMime(bytes: Uint8Array): Promise<Email> {

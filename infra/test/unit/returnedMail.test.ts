@@ -239,8 +239,17 @@ describe('readReturnedMail: at the limits', () => {
     expect(verdictsOf(mail)).toEqual([['Bounced', 'bob@example.org', 'HardBounce']]);
   });
 
+  it(`refuses more than ${RETURNED_MAIL_LIMITS.maxDelimiterLines} lines that may delimit parts`, async () => {
+    const parts = '--B\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\nx\r\n'.repeat(10_000);
+    const mail = await readReturnedMail(Buffer.from(`${head}${parts}${dsnPart}--B--\r\n`));
+    expect(mail).toMatchObject({
+      kind: 'Unrecognized',
+      reason: expect.stringMatching(/lines that may delimit MIME parts/),
+    });
+  });
+
   it(`refuses nesting deeper than ${RETURNED_MAIL_LIMITS.maxNestingDepth} parts`, async () => {
-    const depth = 5000;
+    const depth = 500;
     let body = '';
     for (let i = 0; i < depth; i++) body += `Content-Type: multipart/mixed; boundary="n${i}"\r\n\r\n--n${i}\r\n`;
     body += 'Content-Type: text/plain\r\n\r\n<bob@example.org>: 550 5.1.1 unknown\r\n';
