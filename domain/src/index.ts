@@ -12,3 +12,4 @@ export * from './suppressions';
 export * from './validation';
 export * from './accounts';
 export * from './received';
+export * from './returns';

@@ -1,9 +1,10 @@
 /**
  * Adapters to the real services, one folder each: kafka/ (the event store, topics, routing), registry/ (Avro in the
  * schema registry), commands/ (the command handler every writer uses), views/ (Redis and ClickHouse views built from
- * the log), redis/ (clients, the API's idempotency store), console/ (sign-in links, sessions, rate limits), clickhouse/, smtp/ (composing, DKIM, delivery, the test
- * mail server), dns/, net/ (which addresses a webhook may reach), crypto/. Service addresses: config.ts; which
- * errors are retriable: errors.ts, availability.ts.
+ * the log), redis/ (clients, the API's idempotency store), console/ (sign-in links, sessions, rate limits),
+ * clickhouse/, smtp/ (composing, DKIM, delivery, the test mail server), mail/ (reading the mail that comes back:
+ * bounces, complaints, automatic replies), dns/, net/ (which addresses a webhook may reach), crypto/. Service
+ * addresses: config.ts; which errors are retriable: errors.ts, availability.ts.
  */
 export * from './errors';
 export * from './availability';
@@ -29,3 +30,4 @@ export * from './crypto/returnPathToken';
 export * from './dns';
 export * from './net';
 export * from './smtp';
+export * from './mail';
