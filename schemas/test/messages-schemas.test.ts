@@ -5,6 +5,7 @@ import {
   MESSAGE_EVENT_TYPES,
   messageDecider,
   type DeliveryOutcome,
+  type ReturnedOutcome,
   type MessageCommand,
   type MessageEvent,
   type MessageState,
@@ -90,6 +91,14 @@ const outcome =
     data: { messageId, recipient, outcome: result },
     metadata: metadata(),
   });
+/** What came back after the SMTP conversation (a DSN, an ARF report, an automatic reply), in its received mail. */
+const cameBack =
+  (recipient: string, result: ReturnedOutcome, reportId: string) =>
+  (messageId: string): MessageCommand => ({
+    type: 'RecordReturn',
+    data: { messageId, recipient, reportId, outcome: result },
+    metadata: metadata(),
+  });
 
 function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
   const full = runMessage('7d0c8f0e-0b1a-4f55-8c43-3f1e2a9b6c01', [
@@ -148,6 +157,41 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       enhancedStatus: '5.7.26',
       summary: 'Multiple authentication checks failed',
     }),
+    cameBack('erin@customer.example', { kind: 'DelayReported', summary: 'Delivery delayed' }, 'received-1'),
+    cameBack(
+      'erin@customer.example',
+      {
+        kind: 'DelayReported',
+        smtpResponse: 'smtp; 451 4.4.7 Delivery time expired',
+        enhancedStatus: '4.4.7',
+        summary: 'Delivery delayed',
+      },
+      'received-2',
+    ),
+    cameBack('alice@customer.example', { kind: 'AutoReplied', summary: 'Out of office' }, 'received-3'),
+    cameBack(
+      'alice@customer.example',
+      { kind: 'SpamComplaint', feedbackType: 'abuse', userAgent: 'ExampleFBL/1.0', summary: 'Reported as spam' },
+      'received-4',
+    ),
+    cameBack(
+      'alice@customer.example',
+      {
+        kind: 'HardBounced',
+        smtpResponse: 'smtp; 550 5.1.1 mailbox disabled',
+        statusCode: 550,
+        enhancedStatus: '5.1.1',
+        summary: 'Bad destination mailbox address',
+      },
+      'received-5',
+    ),
+    cameBack('erin@customer.example', { kind: 'SoftBounced', summary: 'Mailbox full' }, 'received-6'),
+  ]);
+  // A complaint without the reporter's software named.
+  const complained = runMessage('7d0c8f0e-0b1a-4f55-8c43-3f1e2a9b6c03', [
+    accept(minimalMessage),
+    sent,
+    cameBack('z@customer.example', { kind: 'SpamComplaint', feedbackType: 'abuse', summary: 'Spam' }, 'received-7'),
   ]);
   const minimal = runMessage('7d0c8f0e-0b1a-4f55-8c43-3f1e2a9b6c02', [accept(minimalMessage)]);
 
@@ -172,7 +216,18 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       state = suppressionDecider.evolve(state, event);
     }
   }
-  return [...full, ...minimal, ...suppressions];
+  // The complaint's suppression, on its address's own stream.
+  suppressions.push(
+    ...suppressionDecider.decide(
+      {
+        type: 'AddSuppression',
+        data: { emailAddress: 'z@customer.example', reason: 'SpamComplaint', origin: 'Recipient' },
+        metadata: metadata(),
+      },
+      suppressionDecider.initialState(),
+    ),
+  );
+  return [...full, ...minimal, ...complained, ...suppressions];
 }
 
 const samples = sampleEvents();
