@@ -194,6 +194,9 @@ export type MessageEventType =
   | 'Delivered'
   | 'Transient'
   | 'Bounced'
+  | 'Rejected'
+  | 'SpamComplaint'
+  | 'AutoResponder'
   // Other event types are passed through as they come.
   | (string & {});
 
@@ -225,7 +228,7 @@ export interface OutboundMessageDetails extends OutboundMessage {
 // ---------------------------------------------------------------------------
 // Suppressions
 
-export type SuppressionReason = 'HardBounce' | 'ManualSuppression' | (string & {});
+export type SuppressionReason = 'HardBounce' | 'SpamComplaint' | 'ManualSuppression' | (string & {});
 export type SuppressionOrigin = 'Recipient' | 'Customer' | 'Admin' | (string & {});
 
 export interface Suppression {

@@ -84,18 +84,19 @@ const accept =
     metadata: metadata(),
   });
 const sent = (messageId: string): MessageCommand => ({ type: 'RecordSent', data: { messageId }, metadata: metadata() });
-const returned =
-  (recipient: string, result: ReturnedOutcome) =>
-  (messageId: string): MessageCommand => ({
-    type: 'RecordReturn',
-    data: { messageId, recipient, reportId: '5f0e1d2c-3b4a-4958-8776-655443322110', outcome: result },
-    metadata: metadata(),
-  });
 const outcome =
   (recipient: string, result: DeliveryOutcome) =>
   (messageId: string): MessageCommand => ({
     type: 'RecordDeliveryOutcome',
     data: { messageId, recipient, outcome: result },
+    metadata: metadata(),
+  });
+/** What came back after the SMTP conversation (a DSN, an ARF report, an automatic reply), in its received mail. */
+const cameBack =
+  (recipient: string, result: ReturnedOutcome, reportId: string) =>
+  (messageId: string): MessageCommand => ({
+    type: 'RecordReturn',
+    data: { messageId, recipient, reportId, outcome: result },
     metadata: metadata(),
   });
 
@@ -156,27 +157,41 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       enhancedStatus: '5.7.26',
       summary: 'Multiple authentication checks failed',
     }),
-    returned('alice@customer.example', {
-      kind: 'HardBounced',
-      smtpResponse: 'smtp; 550 5.1.1 <alice@customer.example>: user unknown',
-      statusCode: 550,
-      enhancedStatus: '5.1.1',
-      summary: 'Bad destination mailbox address',
-    }),
-    returned('bob@customer.example', { kind: 'SpamComplaint', feedbackType: 'abuse', summary: 'Reported as spam' }),
-    returned('carol@customer.example', {
-      kind: 'SpamComplaint',
-      feedbackType: 'abuse',
-      userAgent: 'Yahoo!-Mail-Feedback/2.0',
-      summary: 'Reported as spam',
-    }),
-    returned('carol@customer.example', { kind: 'AutoReplied', summary: 'Out of office' }),
-    returned('carol@customer.example', {
-      kind: 'DelayReported',
-      smtpResponse: 'smtp; 451 4.4.7 delayed',
-      enhancedStatus: '4.4.7',
-      summary: 'Delivery time expired',
-    }),
+    cameBack('erin@customer.example', { kind: 'DelayReported', summary: 'Delivery delayed' }, 'received-1'),
+    cameBack(
+      'erin@customer.example',
+      {
+        kind: 'DelayReported',
+        smtpResponse: 'smtp; 451 4.4.7 Delivery time expired',
+        enhancedStatus: '4.4.7',
+        summary: 'Delivery delayed',
+      },
+      'received-2',
+    ),
+    cameBack('alice@customer.example', { kind: 'AutoReplied', summary: 'Out of office' }, 'received-3'),
+    cameBack(
+      'alice@customer.example',
+      { kind: 'SpamComplaint', feedbackType: 'abuse', userAgent: 'ExampleFBL/1.0', summary: 'Reported as spam' },
+      'received-4',
+    ),
+    cameBack(
+      'alice@customer.example',
+      {
+        kind: 'HardBounced',
+        smtpResponse: 'smtp; 550 5.1.1 mailbox disabled',
+        statusCode: 550,
+        enhancedStatus: '5.1.1',
+        summary: 'Bad destination mailbox address',
+      },
+      'received-5',
+    ),
+    cameBack('erin@customer.example', { kind: 'SoftBounced', summary: 'Mailbox full' }, 'received-6'),
+  ]);
+  // A complaint without the reporter's software named.
+  const complained = runMessage('7d0c8f0e-0b1a-4f55-8c43-3f1e2a9b6c03', [
+    accept(minimalMessage),
+    sent,
+    cameBack('z@customer.example', { kind: 'SpamComplaint', feedbackType: 'abuse', summary: 'Spam' }, 'received-7'),
   ]);
   const minimal = runMessage('7d0c8f0e-0b1a-4f55-8c43-3f1e2a9b6c02', [accept(minimalMessage)]);
 
@@ -192,12 +207,6 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       data: { emailAddress: 'Bob@Customer.example', reason: 'ManualSuppression', origin: 'Admin' },
       metadata: metadata(),
     },
-    { type: 'DeleteSuppression', data: { emailAddress: 'bob@customer.example' }, metadata: metadata() },
-    {
-      type: 'AddSuppression',
-      data: { emailAddress: 'bob@customer.example', reason: 'SpamComplaint', origin: 'Recipient' },
-      metadata: metadata(),
-    },
   ];
   let state = suppressionDecider.initialState();
   const suppressions: SuppressionEvent[] = [];
@@ -207,7 +216,18 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       state = suppressionDecider.evolve(state, event);
     }
   }
-  return [...full, ...minimal, ...suppressions];
+  // The complaint's suppression, on its address's own stream.
+  suppressions.push(
+    ...suppressionDecider.decide(
+      {
+        type: 'AddSuppression',
+        data: { emailAddress: 'z@customer.example', reason: 'SpamComplaint', origin: 'Recipient' },
+        metadata: metadata(),
+      },
+      suppressionDecider.initialState(),
+    ),
+  );
+  return [...full, ...minimal, ...complained, ...suppressions];
 }
 
 const samples = sampleEvents();

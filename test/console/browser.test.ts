@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
+import {
+  decideMessage,
+  suppressionDecider,
+  suppressionForSpamComplaint,
+  type MessageSpamComplaint,
+  type MessageState,
+  type ReturnedOutcome,
+} from '@sendline/domain';
+import type { StoredEvent } from '@sendline/infra';
 import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi } from '../support/api';
@@ -35,6 +44,7 @@ const domain = `console-${run}.example.test`;
 let firstLink = '';
 let liveKey = '';
 let deliveredMessageId = '';
+const reader = `reader-${run}@example.net`;
 
 beforeAll(async () => {
   stack = await startConsoleStack();
@@ -202,7 +212,7 @@ describe('setting up and sending', () => {
   });
 
   it('finds a message sent with that key through the public API in Activity: Accepted → Sent → Delivered', async () => {
-    const recipient = `reader-${run}@example.net`;
+    const recipient = reader;
     const subject = `Console order ${run}`;
     const sent = await call(stack.api.baseUrl, 'POST', '/email', {
       key: liveKey,
@@ -246,6 +256,89 @@ describe('setting up and sending', () => {
     const received = page.locator('time').first();
     await expect(received.getAttribute('title')).resolves.toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
     await screenshot(page, 'message');
+  });
+
+  it('shows what came back about that message: an automatic reply, a spam complaint, then a DSN refusing it', async () => {
+    const organizationId = stack.org.organizationId;
+    // Where the message stands: delivered to its one recipient (the test above saw it).
+    const state: MessageState = {
+      phase: 'Sent',
+      messageId: deliveredMessageId,
+      organizationId,
+      recipients: new Map([[reader, { status: 'Delivered', failedAttempts: 0 }]]),
+      suppressedRecipients: [],
+    };
+    // What the returned-mail reader decides and appends (the message decider's RecordReturn).
+    const decide = (outcome: ReturnedOutcome, now: number) =>
+      decideMessage(
+        {
+          type: 'RecordReturn',
+          data: { messageId: deliveredMessageId, recipient: reader, reportId: `report-${randomUUID()}`, outcome },
+          metadata: { organizationId, now, eventIds: [randomUUID()] },
+        },
+        state,
+      );
+    const now = Date.now();
+    const reply = decide({ kind: 'AutoReplied', summary: 'Out of office until Monday' }, now);
+    const complaint = decide(
+      { kind: 'SpamComplaint', feedbackType: 'abuse', userAgent: 'ExampleFBL/1.0', summary: 'Reported as spam' },
+      now + 1,
+    );
+    const suppressed = suppressionDecider.decide(
+      {
+        type: 'AddSuppression',
+        data: suppressionForSpamComplaint(complaint[0] as MessageSpamComplaint),
+        metadata: { organizationId, now: now + 1, eventIds: [randomUUID()] },
+      },
+      suppressionDecider.initialState(),
+    );
+    const dsn = decide(
+      {
+        kind: 'HardBounced',
+        smtpResponse: 'smtp; 550 5.1.1 mailbox disabled',
+        statusCode: 550,
+        enhancedStatus: '5.1.1',
+        summary: 'Bad destination mailbox address',
+      },
+      now + 2,
+    );
+    await stack.api.deps.store.append([...reply, ...complaint, ...suppressed, ...dsn] as StoredEvent[]);
+
+    await page.goto(`${origin}/console/activity/${encodeURIComponent(deliveredMessageId)}`);
+    const timeline = page.getByRole('list', { name: `Events for ${reader}` });
+    await until(timeline.locator('li[data-event="Bounced"]'), () => page.reload(), 'the late bounce on the timeline');
+    expect(await timeline.locator('li').evaluateAll((all) => all.map((li) => li.getAttribute('data-event')))).toEqual([
+      'Accepted',
+      'Sent',
+      'Delivered',
+      'AutoResponder',
+      'SpamComplaint',
+      'Bounced',
+    ]);
+    const text = await timeline.innerText();
+    expect(text).toContain('Automatic reply');
+    expect(text).toContain('Spam complaint');
+    expect(text).toContain('it was not delivered after all');
+    expect(text).toMatch(/Receiving server's answer\s+smtp; 550 5\.1\.1/);
+    await expect(page.locator('main').innerText()).resolves.toMatch(/Status\s+Bounced/);
+    await screenshot(page, 'message-came-back');
+
+    // The complaint suppressed the address: Suppressions says why.
+    await openSection(page, 'Suppressions');
+    await page.getByLabel('Email address').fill(reader);
+    const search = page.getByRole('button', { name: 'Search', exact: true });
+    await search.click();
+    const row = page.getByRole('row', { name: new RegExp(reader) });
+    await until(row, () => search.click(), 'the complaint in Suppressions');
+    await expect(row.innerText()).resolves.toMatch(/SpamComplaint\s+Recipient/);
+    await screenshot(page, 'suppressions-spam-complaint');
+
+    // And the Overview lists both among its problems.
+    await openSection(page, 'Overview');
+    const problems = page.getByRole('row', { name: new RegExp(reader) });
+    await until(problems.filter({ hasText: 'Spam complaint' }), () => page.reload(), 'the complaint on the Overview');
+    await expect(problems.filter({ hasText: 'Hard bounce' }).count()).resolves.toBe(1);
+    await screenshot(page, 'overview-came-back');
   });
 
   it('shows a hard bounce in Suppressions, and removes it', async () => {

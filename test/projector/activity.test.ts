@@ -19,6 +19,8 @@ import {
   freshActivityDatabase,
   hardBounced,
   policyRejected,
+  returned,
+  RETURNED,
   sent,
   softBounced,
 } from './support';
@@ -705,6 +707,111 @@ describe('the activity store (ClickHouse)', () => {
     // The next search has the second bounce in both.
     const next = await bounces.search(org, { count: 10, offset: 0 });
     expect([next.total, next.bounces.length]).toEqual([2, 2]);
+  });
+
+  describe('mail that comes back after the SMTP conversation', () => {
+    const bounces = () => new ClickHouseBounceReader(new ActivityQueries(client, database), async () => new Set());
+    const ann = 'ann@example.net';
+    const later = (m: MessageAccepted, offset: number) => m.data.submittedAt + offset;
+
+    it('a DSN’s hard bounce after the delivery: Delivered then Bounced, the message Bounced, listed as a bounce', async () => {
+      const org = randomUUID();
+      const m = accepted(org, { to: [ann] });
+      const done = [m, sent(m), delivered(m, ann)];
+      const dsn = returned(done, ann, RETURNED.hardBounce, later(m, 3_600_000), 'report-1');
+      expect(dsn.map((e) => e.type)).toEqual(['MessageHardBounced']);
+      // Each in its own flush, as they arrive live: the Delivered row is written, then moved by the DSN.
+      for (const event of [...done, ...dsn]) await write([event]);
+      expect(await statusOf(org, m)).toBe('Bounced');
+      expect(expectedStatus([...done, ...dsn])).toBe('Bounced');
+      expect((await listAll(org, { status: 'bounced' })).messages.map((x) => x.messageId)).toEqual([m.data.messageId]);
+      expect((await listAll(org, { status: 'delivered' })).total).toBe(0);
+      const events = (await reader.details(org, m.data.messageId))!.events.filter((e) => e.recipient === ann);
+      expect(events.map((e) => e.type)).toEqual(['Accepted', 'Sent', 'Delivered', 'Bounced']);
+      expect(events[3]).toEqual({
+        type: 'Bounced',
+        recipient: ann,
+        occurredAt: later(m, 3_600_000),
+        details: {
+          Summary: 'Bad destination mailbox address',
+          BounceID: String(bounceIdOf(dsn[0]!.metadata.eventId)),
+          BounceType: 'HardBounce',
+          DeliveryMessage: 'smtp; 550 5.1.1 <x>: mailbox unavailable',
+          SmtpCode: '550',
+          ReportID: 'report-1',
+        },
+      });
+      const found = await bounces().search(org, { count: 10, offset: 0 });
+      expect(found.bounces).toEqual([
+        expect.objectContaining({ kind: 'HardBounced', recipient: ann, smtpCode: 550, reportId: 'report-1' }),
+      ]);
+    });
+
+    it('a spam complaint, an automatic reply and a delay notice: events of their own, the status unmoved', async () => {
+      const org = randomUUID();
+      const m = accepted(org, { to: [ann] });
+      const base = [m, sent(m)];
+      const delay = returned(base, ann, RETURNED.delay, later(m, 500), 'report-d');
+      const done = [...base, ...delay, delivered(m, ann, later(m, 1000))];
+      const reply = returned(done, ann, RETURNED.autoReply, later(m, 2000), 'report-a');
+      const complaint = returned(done, ann, RETURNED.complaint, later(m, 3000), 'report-c');
+      for (const event of [...done, ...reply, ...complaint]) await write([event]);
+      expect(await statusOf(org, m)).toBe('Delivered');
+      const events = (await reader.details(org, m.data.messageId))!.events.filter((e) => e.recipient === ann);
+      expect(events.map((e) => e.type)).toEqual([
+        'Accepted',
+        'Sent',
+        'Transient',
+        'Delivered',
+        'AutoResponder',
+        'SpamComplaint',
+      ]);
+      expect(events[2]!.details).toEqual({
+        DeliveryMessage: 'smtp; 451 4.4.7 Delivery delayed',
+        DestinationServer: '',
+        DestinationIP: '',
+        Summary: 'Delivery delayed',
+        BounceID: String(bounceIdOf(delay[0]!.metadata.eventId)),
+        BounceType: 'Transient',
+        ReportID: 'report-d',
+      });
+      expect(events[4]!.details).toEqual({
+        Summary: 'Out of office until Monday',
+        BounceID: String(bounceIdOf(reply[0]!.metadata.eventId)),
+        BounceType: 'AutoResponder',
+        ReportID: 'report-a',
+      });
+      expect(events[5]!.details).toEqual({
+        Summary: 'Reported as spam by the recipient',
+        BounceID: String(bounceIdOf(complaint[0]!.metadata.eventId)),
+        BounceType: 'SpamComplaint',
+        FeedbackType: 'abuse',
+        UserAgent: 'ExampleFBL/1.0',
+        ReportID: 'report-c',
+      });
+      const found = await bounces().search(org, { count: 10, offset: 0 });
+      expect(found.bounces.map((b) => b.kind)).toEqual(['SpamComplaint', 'AutoReplied', 'DelayReported']);
+      expect((await bounces().search(org, { count: 10, offset: 0, kinds: ['SpamComplaint'] })).total).toBe(1);
+      expect(await bounces().countsByKind(org)).toEqual({
+        HardBounced: 0,
+        SoftBounced: 0,
+        PolicyRejected: 0,
+        DelayReported: 1,
+        AutoReplied: 1,
+        SpamComplaint: 1,
+      });
+    });
+
+    it('a second writer that starts cold continues from the row: the late bounce still moves the recipient', async () => {
+      const org = randomUUID();
+      const m = accepted(org, { to: [ann] });
+      const done = [m, sent(m), delivered(m, ann)];
+      await write(done);
+      const cold = new ClickHouseActivityWriter(client, database, { maxDelayMs: 50 });
+      await write(returned(done, ann, RETURNED.hardBounce, later(m, 60_000)), cold);
+      await cold.close();
+      expect(await statusOf(org, m)).toBe('Bounced');
+    });
   });
 
   it('a write resolves only once its rows are readable', async () => {

@@ -21,6 +21,7 @@ import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } fr
 import {
   accountEvents,
   accepted,
+  cameBack,
   delivered,
   expectedStatus,
   freshActivityDatabase,
@@ -53,7 +54,7 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
   let projector: RunningProjector;
   const namespace = uniqueName('test-replay');
   const prefix = uniqueName('projector');
-  const [orgA, orgB] = [randomUUID(), randomUUID()];
+  const [orgA, orgB, orgC] = [randomUUID(), randomUUID(), randomUUID()];
   const messageEvents: MessageEvent[] = [];
 
   beforeAll(async () => {
@@ -63,6 +64,8 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     messageEvents.push(
       ...Array.from({ length: 40 }, (_, n) => lifecycle(orgA, n)).flat(),
       ...Array.from({ length: 15 }, (_, n) => lifecycle(orgB, n)).flat(),
+      // Mail that came back: DSN hard bounces after the delivery, complaints, automatic replies, delay notices.
+      ...Array.from({ length: 8 }, (_, n) => cameBack(orgC, n)).flat(),
     );
     await store.append([
       ...accountEvents(orgA),
@@ -87,13 +90,18 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     const reader = new ClickHouseActivityReader(client, database);
     await eventually(
       async () => {
-        const [a, b] = await Promise.all([
+        const [a, b, c] = await Promise.all([
           reader.list(orgA, { count: 1, offset: 0 }),
           reader.list(orgB, { count: 1, offset: 0 }),
+          reader.list(orgC, { count: 100, offset: 0, status: 'bounced' }),
         ]);
         const suppressions = await new SuppressionView(redis, namespace).list(orgB);
         const account = await new AccountsView(redis, namespace).organization(orgB);
-        return a.total === 40 && b.total === 15 && suppressions.length === 1 && account?.messagesPerMonth === 1000
+        return a.total === 40 &&
+          b.total === 15 &&
+          c.total === 2 &&
+          suppressions.length === 1 &&
+          account?.messagesPerMonth === 1000
           ? true
           : undefined;
       },
@@ -179,6 +187,9 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
     expect(await databases()).not.toContain(report.rebuilt);
     const prints = await activityFingerprints(client, database);
     expect(prints.get(orgA)?.counts).toEqual({ messages: 41, events: (40 / 5) * (3 + 3 + 4 + 3 + 1) + 2 });
+    // What came back was rebuilt the same: each message's four events, the two late bounces' messages Bounced.
+    expect(prints.get(orgC)?.counts).toEqual({ messages: 8, events: 8 * 4 });
+    expect((await reader.list(orgC, { count: 100, offset: 0, status: 'bounced' })).total).toBe(2);
     expect((await reader.details(orgA, late.data.messageId))?.status).toBe('Sent');
 
     // After the swap the running projector writes into the swapped-in tables (and forgets rows it held).

@@ -1,7 +1,12 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
+  decideMessage,
   decideOrganization,
   foldOrganization,
+  suppressionDecider,
+  suppressionForHardBounce,
+  suppressionForSpamComplaint,
+  type ReturnedOutcome,
   formatApiKey,
   keyPrefixForDisplay,
   type AccountCommand,
@@ -194,6 +199,103 @@ export function suppressionDeleted(organizationId: string, emailAddress: string,
     data: { emailAddress: emailAddress.toLowerCase() },
     metadata: meta(organizationId, at),
   };
+}
+
+/**
+ * What mail that came back about `recipient` decides (the message decider's RecordReturn, on the state the
+ * message's events so far leave), at `at`: the events the returned-mail reader appends.
+ */
+export function returned(
+  events: MessageEvent[],
+  recipient: string,
+  outcome: ReturnedOutcome,
+  at: number,
+  reportId = `report-${randomUUID()}`,
+): MessageEvent[] {
+  const message = events[0] as MessageAccepted;
+  return decideMessage(
+    {
+      type: 'RecordReturn',
+      data: { messageId: message.data.messageId, recipient, reportId, outcome },
+      metadata: { organizationId: message.metadata.organizationId, now: at, eventIds: [randomUUID()] },
+    },
+    events.reduce(evolveMessage, initialMessageState()),
+  );
+}
+
+/** A DSN's hard bounce (5.1.1), a spam complaint (abuse), an automatic reply and a DSN's delay notice. */
+export const RETURNED = {
+  hardBounce: {
+    kind: 'HardBounced',
+    smtpResponse: 'smtp; 550 5.1.1 <x>: mailbox unavailable',
+    statusCode: 550,
+    enhancedStatus: '5.1.1',
+    summary: 'Bad destination mailbox address',
+  },
+  complaint: {
+    kind: 'SpamComplaint',
+    feedbackType: 'abuse',
+    userAgent: 'ExampleFBL/1.0',
+    summary: 'Reported as spam by the recipient',
+  },
+  autoReply: { kind: 'AutoReplied', summary: 'Out of office until Monday' },
+  delay: {
+    kind: 'DelayReported',
+    smtpResponse: 'smtp; 451 4.4.7 Delivery delayed',
+    enhancedStatus: '4.4.7',
+    summary: 'Delivery delayed',
+  },
+} as const satisfies Record<string, ReturnedOutcome>;
+
+/**
+ * The suppression a returned event adds, as the suppression decider decides it (a hard bounce's, a complaint's):
+ * what the returned-mail reader appends right after the message's event. [] for any other event.
+ */
+export function suppressionAfter(event: MessageEvent, at = event.metadata.occurredAt): SuppressionEvent[] {
+  const data =
+    event.type === 'MessageHardBounced'
+      ? suppressionForHardBounce(event)
+      : event.type === 'MessageSpamComplaint'
+        ? suppressionForSpamComplaint(event)
+        : undefined;
+  if (!data) return [];
+  return suppressionDecider.decide(
+    {
+      type: 'AddSuppression',
+      data,
+      metadata: { organizationId: event.metadata.organizationId, now: at, eventIds: [randomUUID()] },
+    },
+    suppressionDecider.initialState(),
+  );
+}
+
+/**
+ * A message delivered, then mail came back about it, picked by `n`: a DSN's hard bounce, a spam complaint, an
+ * automatic reply, a DSN's delay notice (before the delivery).
+ */
+export function cameBack(organizationId: string, n: number, at = Date.now() - 3600_000): MessageEvent[] {
+  const r = `back${n}@example.net`;
+  const m = accepted(organizationId, { at: at + n, to: [r], subject: `Came back ${n}` });
+  const base: MessageEvent[] = [m, sent(m)];
+  const later = m.data.submittedAt + 60_000;
+  switch (n % 4) {
+    case 0: {
+      const done = [...base, delivered(m, r)];
+      return [...done, ...returned(done, r, RETURNED.hardBounce, later)];
+    }
+    case 1: {
+      const done = [...base, delivered(m, r)];
+      return [...done, ...returned(done, r, RETURNED.complaint, later)];
+    }
+    case 2: {
+      const done = [...base, delivered(m, r)];
+      return [...done, ...returned(done, r, RETURNED.autoReply, later)];
+    }
+    default: {
+      const notice = returned(base, r, RETURNED.delay, m.data.submittedAt + 500);
+      return [...base, ...notice, delivered(m, r, later)];
+    }
+  }
 }
 
 /** What the domain says a message's listing status is after these events (its own evolve and derive). */

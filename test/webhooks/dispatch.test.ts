@@ -1,11 +1,22 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { ManualSuppressions } from '@sendline/application';
-import { WEBHOOK_ID_MAX, type WebhookTriggersChange } from '@sendline/domain';
 import {
+  decideMessage,
+  suppressionDecider,
+  suppressionForHardBounce,
+  suppressionForSpamComplaint,
+  WEBHOOK_ID_MAX,
+  type MessageEvent,
+  type ReturnedOutcome,
+  type WebhookTriggersChange,
+} from '@sendline/domain';
+import {
+  bounceIdOf,
   encryptSecret,
   isPublicAddress,
   secretKeyFromEnv,
   type EventStore,
+  type StoredEvent,
   type TestMailServer,
 } from '@sendline/infra';
 import type { Sender } from '@sendline/sender';
@@ -29,6 +40,7 @@ const ALL_TRIGGERS: WebhookTriggersChange = {
   delivery: { enabled: true },
   bounce: { enabled: true },
   subscriptionChange: { enabled: true },
+  spamComplaint: { enabled: true },
 };
 
 let store: EventStore;
@@ -184,6 +196,120 @@ describe('a hard bounce', () => {
       Origin: 'Recipient',
     });
     expect(signatureValid(change!, hook.secret)).toBe(true);
+  });
+});
+
+/**
+ * What the returned-mail reader appends when mail comes back about a delivered message's recipient: the message
+ * decider's RecordReturn, then (a hard bounce, a complaint) the suppression decider's SuppressionAdded.
+ */
+async function comesBack(messageId: string, recipient: string, outcome: ReturnedOutcome): Promise<MessageEvent> {
+  const organizationId = org.organizationId;
+  const now = Date.now();
+  const [event] = decideMessage(
+    {
+      type: 'RecordReturn',
+      data: { messageId, recipient, reportId: `report-${randomUUID()}`, outcome },
+      metadata: { organizationId, now, eventIds: [randomUUID()] },
+    },
+    {
+      phase: 'Sent',
+      messageId,
+      organizationId,
+      recipients: new Map([[recipient, { status: 'Delivered', failedAttempts: 0 }]]),
+      suppressedRecipients: [],
+    },
+  );
+  const suppression =
+    event!.type === 'MessageHardBounced'
+      ? suppressionForHardBounce(event!)
+      : event!.type === 'MessageSpamComplaint'
+        ? suppressionForSpamComplaint(event!)
+        : undefined;
+  const added = suppression
+    ? suppressionDecider.decide(
+        { type: 'AddSuppression', data: suppression, metadata: { organizationId, now, eventIds: [randomUUID()] } },
+        suppressionDecider.initialState(),
+      )
+    : [];
+  await store.append([event!, ...added] as StoredEvent[]);
+  return event!;
+}
+
+describe('mail that comes back after the delivery', () => {
+  it('a DSN’s hard bounce is told as a Bounce, like one in the conversation, and its suppression as a SubscriptionChange', async () => {
+    const to = unique('dsn');
+    const sent = await send(org, to, { Tag: 'welcome' });
+    await callsOf(receiver, to, 'Delivery');
+    const event = await comesBack(sent.body.MessageID, to, {
+      kind: 'HardBounced',
+      smtpResponse: 'smtp; 550 5.1.1 mailbox disabled',
+      statusCode: 550,
+      enhancedStatus: '5.1.1',
+      summary: 'Bad destination mailbox address',
+    });
+    const [bounce] = await callsOf(receiver, to, 'Bounce');
+    expect(bounce!.json).toMatchObject({
+      RecordType: 'Bounce',
+      ID: bounceIdOf(event.metadata.eventId),
+      Type: 'HardBounce',
+      TypeCode: 1,
+      Email: to,
+      MessageID: sent.body.MessageID,
+      Tag: 'welcome',
+      Details: 'smtp; 550 5.1.1 mailbox disabled',
+      Inactive: true,
+    });
+    const [change] = await callsOf(receiver, to, 'SubscriptionChange');
+    expect(change!.json).toMatchObject({ SuppressionReason: 'HardBounce', SuppressSending: true, Origin: 'Recipient' });
+  });
+
+  it('a spam complaint is told once as Postmark’s SpamComplaint, and its suppression as a SubscriptionChange', async () => {
+    const to = unique('complained');
+    const sent = await send(org, to, { Tag: 'news', Metadata: { list: 'weekly' } });
+    await callsOf(receiver, to, 'Delivery');
+    const event = await comesBack(sent.body.MessageID, to, {
+      kind: 'SpamComplaint',
+      feedbackType: 'abuse',
+      summary: 'Reported as spam by the recipient',
+    });
+    const [complaint] = await callsOf(receiver, to, 'SpamComplaint');
+    expect(complaint!.json).toEqual({
+      RecordType: 'SpamComplaint',
+      ID: bounceIdOf(event.metadata.eventId),
+      Type: 'SpamComplaint',
+      TypeCode: 100001,
+      Name: 'Spam complaint',
+      Tag: 'news',
+      MessageID: sent.body.MessageID,
+      Metadata: { list: 'weekly' },
+      ServerID: numericId(org.organizationId),
+      MessageStream: 'outbound',
+      Description: 'The subscriber explicitly marked this message as spam.',
+      Details: 'Reported as spam by the recipient',
+      Email: to,
+      From: `orders@${org.domain}`,
+      BouncedAt: new Date(event.metadata.occurredAt).toISOString(),
+      DumpAvailable: false,
+      Inactive: true,
+      CanActivate: true,
+      Subject: 'Your receipt',
+    });
+    expect(signatureValid(complaint!, hook.secret)).toBe(true);
+    const [change] = await callsOf(receiver, to, 'SubscriptionChange');
+    expect(change!.json).toMatchObject({
+      SuppressionReason: 'SpamComplaint',
+      SuppressSending: true,
+      Origin: 'Recipient',
+    });
+    // One call for the event: no Bounce, no second SpamComplaint.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(
+      receiver
+        .about(to)
+        .map((c) => c.json.RecordType)
+        .sort(),
+    ).toEqual(['Delivery', 'SpamComplaint', 'SubscriptionChange']);
   });
 });
 

@@ -1,12 +1,13 @@
-import type { DomainEvent, WebhookConfig } from '@sendline/domain';
+import { BOUNCE_EVENT_TYPES, type DomainEvent, type MessageSpamComplaint, type WebhookConfig } from '@sendline/domain';
 import { nameBasedId } from '@sendline/infra';
 import type { WebhookCallScheduled } from './callRecord';
 import {
   bouncePayload,
   deliveryPayload,
+  spamComplaintPayload,
   subscriptionChangePayload,
   UNKNOWN_SUMMARY,
-  type BounceEvent,
+  type BounceWebhookEvent,
   type MessageSummary,
 } from './payloads';
 
@@ -28,12 +29,14 @@ export function attemptEventIdOf(callId: string, attempt: number, choice?: strin
     : nameBasedId(CALL_NAMESPACE, callId, attempt, choice);
 }
 
-/** The events the dispatcher turns into calls; every other event is passed over. */
+/**
+ * The events the dispatcher turns into calls; every other event is passed over. The bounces are the domain's
+ * (BOUNCE_EVENT_TYPES): a refusal during the SMTP conversation or in a DSN after it, a DSN's delay notice, an
+ * automatic reply (each a Bounce call), a spam complaint (a SpamComplaint call).
+ */
 export const DISPATCHED_EVENT_TYPES = [
   'MessageDelivered',
-  'MessageHardBounced',
-  'MessageSoftBounced',
-  'MessagePolicyRejected',
+  ...BOUNCE_EVENT_TYPES,
   'SuppressionAdded',
   'SuppressionDeleted',
 ] as const;
@@ -72,9 +75,16 @@ export function decideCalls(
     case 'MessageHardBounced':
     case 'MessageSoftBounced':
     case 'MessagePolicyRejected':
-      body = bouncePayload(event as BounceEvent, known);
+    case 'MessageDelayReported':
+    case 'MessageAutoReplied':
+      body = bouncePayload(event as BounceWebhookEvent, known);
       recordType = 'Bounce';
       wants = (webhook) => webhook.triggers.bounce.enabled;
+      break;
+    case 'MessageSpamComplaint':
+      body = spamComplaintPayload(event as MessageSpamComplaint, known);
+      recordType = 'SpamComplaint';
+      wants = (webhook) => webhook.triggers.spamComplaint.enabled;
       break;
     case 'SuppressionAdded':
     case 'SuppressionDeleted':

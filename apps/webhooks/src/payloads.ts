@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
-import type {
-  MessageAccepted,
-  MessageDelivered,
-  MessageHardBounced,
-  MessagePolicyRejected,
-  MessageSoftBounced,
-  SuppressionAdded,
-  SuppressionDeleted,
+import {
+  BOUNCE_TYPE_OF_KIND,
+  bounceKindOf,
+  type BounceEvent,
+  type MessageAccepted,
+  type MessageDelivered,
+  type MessageSpamComplaint,
+  type PostmarkBounceType,
+  type SuppressionAdded,
+  type SuppressionDeleted,
 } from '@sendline/domain';
+import { bounceIdOf } from '@sendline/infra';
 
 /**
  * Postmark's webhook bodies, field for field (docs/webhooks.md has the table: each field and where it comes from).
@@ -43,9 +46,9 @@ export const UNKNOWN_SUMMARY: MessageSummary = {
 };
 
 /**
- * Postmark numbers its servers and bounces; clients type ServerID and a bounce's ID as integers. Ours are UUIDs, so
- * each gets a stable positive integer below 2^48 (the first six bytes of its SHA-256, plus one): the same organization or event
- * always gives the same number.
+ * Postmark numbers its servers; clients type ServerID as an integer. Ours are UUIDs, so each gets a stable positive
+ * integer below 2^48 (the first six bytes of its SHA-256, plus one): the same organization always gives the same
+ * number. (A bounce's ID is the one the bounce endpoints give it: `bounceIdOf` its event id.)
  */
 export function numericId(id: string): number {
   const hash = createHash('sha256').update(id).digest();
@@ -54,7 +57,7 @@ export function numericId(id: string): number {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export type WebhookRecordType = 'Delivery' | 'Bounce' | 'SubscriptionChange';
+export type WebhookRecordType = 'Delivery' | 'Bounce' | 'SpamComplaint' | 'SubscriptionChange';
 
 export interface DeliveryPayload {
   RecordType: 'Delivery';
@@ -82,30 +85,9 @@ export function deliveryPayload(event: MessageDelivered, summary: MessageSummary
   };
 }
 
-/** Postmark's bounce types we produce, with their TypeCode, Name and Description. */
-export const BOUNCE_TYPES = {
-  HardBounce: {
-    typeCode: 1,
-    name: 'Hard bounce',
-    description: 'The server was unable to deliver your message (ex: unknown user, mailbox not found).',
-  },
-  SoftBounce: {
-    typeCode: 4096,
-    name: 'Soft bounce',
-    description: 'Unable to temporarily deliver this message; retries ran out, the address stays active.',
-  },
-  Blocked: {
-    typeCode: 100006,
-    name: 'ISP block',
-    description: 'The receiving server refused the message for its own policy (reputation, content, authentication).',
-  },
-} as const;
-export type BounceType = keyof typeof BOUNCE_TYPES;
-
-export interface BouncePayload {
-  RecordType: 'Bounce';
+interface BounceFields {
   ID: number;
-  Type: BounceType;
+  Type: PostmarkBounceType;
   TypeCode: number;
   Name: string;
   Tag: string;
@@ -124,26 +106,29 @@ export interface BouncePayload {
   Subject: string;
 }
 
-export type BounceEvent = MessageHardBounced | MessageSoftBounced | MessagePolicyRejected;
-
-export function bounceTypeOf(event: BounceEvent): BounceType {
-  switch (event.type) {
-    case 'MessageHardBounced':
-      return 'HardBounce';
-    case 'MessageSoftBounced':
-      return 'SoftBounce';
-    case 'MessagePolicyRejected':
-      return 'Blocked';
-  }
+/** Every bounce but a spam complaint (Postmark's Bounce webhook). */
+export interface BouncePayload extends BounceFields {
+  RecordType: 'Bounce';
 }
 
-export function bouncePayload(event: BounceEvent, summary: MessageSummary): BouncePayload {
-  const type = bounceTypeOf(event);
-  const known = BOUNCE_TYPES[type];
+/** A spam complaint (Postmark's SpamComplaint webhook: the Bounce's fields, its own RecordType and trigger). */
+export interface SpamComplaintPayload extends BounceFields {
+  RecordType: 'SpamComplaint';
+}
+
+/** The bounces the Bounce webhook tells: every bounce kind but the spam complaint, which has a webhook of its own. */
+export type BounceWebhookEvent = Exclude<BounceEvent, MessageSpamComplaint>;
+
+/**
+ * A bounce's fields, as the bounce endpoints give them (the domain's one table of Postmark's types, the same ID):
+ * a client told of a bounce can read it (GET /bounces/{ID}) and reactivate its address (PUT …/activate).
+ */
+function bounceFields(event: BounceEvent, summary: MessageSummary): BounceFields {
+  const known = BOUNCE_TYPE_OF_KIND[bounceKindOf(event)];
+  const smtpResponse = 'smtpResponse' in event.data ? event.data.smtpResponse : undefined;
   return {
-    RecordType: 'Bounce',
-    ID: numericId(event.metadata.eventId),
-    Type: type,
+    ID: bounceIdOf(event.metadata.eventId),
+    Type: known.type,
     TypeCode: known.typeCode,
     Name: known.name,
     Tag: summary.tag,
@@ -152,17 +137,27 @@ export function bouncePayload(event: BounceEvent, summary: MessageSummary): Boun
     ServerID: numericId(event.metadata.organizationId),
     MessageStream: summary.messageStream,
     Description: known.description,
-    Details: event.data.smtpResponse ?? event.data.summary,
+    // The receiving server's answer, in the conversation or in a DSN (its Diagnostic-Code); else what was reported.
+    Details: smtpResponse || event.data.summary,
     Email: event.data.recipient,
     From: summary.from,
     BouncedAt: iso(event.metadata.occurredAt),
-    // No raw bounce message is kept (the SMTP answer is in Details).
+    // No raw bounce message is kept (the SMTP answer, or the report's diagnostic, is in Details).
     DumpAvailable: false,
-    // A hard bounce suppresses the address (SuppressionAdded, reason HardBounce); removing the suppression reactivates it.
-    Inactive: type === 'HardBounce',
-    CanActivate: true,
+    // A hard bounce and a spam complaint suppress the address (their SuppressionAdded follows); removing the
+    // suppression reactivates it.
+    Inactive: known.suppresses,
+    CanActivate: known.suppresses,
     Subject: summary.subject,
   };
+}
+
+export function bouncePayload(event: BounceWebhookEvent, summary: MessageSummary): BouncePayload {
+  return { RecordType: 'Bounce', ...bounceFields(event, summary) };
+}
+
+export function spamComplaintPayload(event: MessageSpamComplaint, summary: MessageSummary): SpamComplaintPayload {
+  return { RecordType: 'SpamComplaint', ...bounceFields(event, summary) };
 }
 
 export interface SubscriptionChangePayload {

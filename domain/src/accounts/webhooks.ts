@@ -47,7 +47,7 @@ export const RESERVED_WEBHOOK_HEADERS = [
   'webhook-signature',
 ] as const;
 
-/** What each trigger turns on. Open, Click and SpamComplaint are kept and shown but nothing produces them yet. */
+/** What each trigger turns on. Open and Click are kept and shown but nothing produces them yet. */
 export interface WebhookTriggers {
   delivery: { enabled: boolean };
   bounce: { enabled: boolean; includeContent: boolean };

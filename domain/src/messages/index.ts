@@ -1,8 +1,23 @@
 /**
  * A message and its recipients: the message decider (decide.ts), where each recipient stands (message.ts, one
  * state machine; progress.ts resumes it for a retry), how an SMTP answer is classified (classification.ts) and
- * becomes an outcome (outcome.ts), and when a deferred recipient is tried again (retry.ts).
+ * becomes an outcome (outcome.ts), when a deferred recipient is tried again (retry.ts), and which of its events are
+ * bounces in Postmark's terms (bounceTypes.ts).
  */
+export {
+  BOUNCE_EVENT_TYPES,
+  BOUNCE_KINDS,
+  BOUNCE_TYPE_OF_KIND,
+  bounceKindOf,
+  FAILURE_KINDS,
+  kindsOfBounceType,
+  POSTMARK_BOUNCE_TYPE_CODES,
+  POSTMARK_BOUNCE_TYPES,
+  type BounceEvent,
+  type BounceKind,
+  type BounceTypeDescription,
+  type PostmarkBounceType,
+} from './bounceTypes';
 export {
   classifyDeliveryAttempt,
   parseEnhancedStatus,

@@ -81,7 +81,7 @@ describe('webhooks of an organization', () => {
         ]);
     });
 
-    it('accepts the triggers nothing produces yet (Open, Click, SpamComplaint) and keeps them', () => {
+    it('accepts the triggers nothing produces yet (Open, Click) and SpamComplaint, and keeps them', () => {
       const [created] = organizationDecider.decide(
         createWebhook({
           triggers: {

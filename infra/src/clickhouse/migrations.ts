@@ -39,9 +39,19 @@ export function loadMigrations(directory = migrationsDirectory): Migration[] {
 }
 
 /**
+ * Whether a statement that failed had done its work already: ClickHouse 18.16 knows no `ADD COLUMN IF NOT EXISTS`,
+ * so an `ADD COLUMN` whose column exists (a run that stopped before recording its migration) counts as done.
+ */
+function alreadyApplied(statement: string, error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /\bADD\s+COLUMN\b/i.test(statement) && /column with this name already exists|DUPLICATE_COLUMN/i.test(message);
+}
+
+/**
  * Applies the migrations not yet recorded in `{db}.schema_migrations`, in order.
- * Each statement is written to be safe to run again (IF NOT EXISTS), so a crash
- * between a statement and its record only repeats harmless work.
+ * Each statement is written to be safe to run again (IF NOT EXISTS; an ADD COLUMN of
+ * a column that exists is passed over), so a crash between a statement and its
+ * record only repeats harmless work.
  */
 export async function migrate(
   client: ClickHouseClient,
@@ -61,7 +71,9 @@ export async function migrate(
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
     for (const statement of migration.statements) {
-      await client.command({ query: statement.replaceAll('{db}', db) });
+      await client.command({ query: statement.replaceAll('{db}', db) }).catch((error: unknown) => {
+        if (!alreadyApplied(statement, error)) throw error;
+      });
     }
     await client.command({
       query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at) VALUES (${sqlNumber(migration.version)}, ${sqlString(migration.name)}, now())`,

@@ -1,5 +1,5 @@
-import { allowancePeriod } from '@sendline/domain';
-import { BOUNCE_KINDS, type BounceKind, type DeadLetter } from '@sendline/infra';
+import { allowancePeriod, BOUNCE_KINDS, FAILURE_KINDS, type BounceKind } from '@sendline/domain';
+import type { DeadLetter } from '@sendline/infra';
 import type { Api, ApiDependencies } from '../context';
 import { memberOf } from './session';
 
@@ -7,11 +7,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const OVERVIEW_DAYS = 30;
 export const OVERVIEW_PROBLEMS = 20;
 
-const PROBLEM_KIND: Record<BounceKind, 'HardBounce' | 'SoftBounce' | 'PolicyRejected'> = {
+/** The bounces that are problems: the final failures and the spam complaints (a delay or an automatic reply is not). */
+const PROBLEM_KIND = {
   HardBounced: 'HardBounce',
   SoftBounced: 'SoftBounce',
   PolicyRejected: 'PolicyRejected',
-};
+  SpamComplaint: 'SpamComplaint',
+} as const satisfies Partial<Record<BounceKind, string>>;
+const PROBLEM_KINDS = Object.keys(PROBLEM_KIND) as (keyof typeof PROBLEM_KIND)[];
+const isProblem = (kind: BounceKind): kind is keyof typeof PROBLEM_KIND => kind in PROBLEM_KIND;
 
 /** A dead letter in words: who set it aside, after how many attempts, and why. */
 export function deadLetterDetail(letter: DeadLetter): string {
@@ -29,7 +33,8 @@ export function lastDays(now: number, count = OVERVIEW_DAYS): string[] {
 /**
  * The Overview page: this month's allowance (the counter the send path reserves against), the last 30 days per day
  * (sent, delivered, bounced, deferred: the activity store's statistics, as GET /stats/outbound counts them), and the
- * newest problems: recipient failures (the bounce search of GET /bounces) and the organization's dead letters (an
+ * newest problems: recipient failures and spam complaints (the bounce search of GET /bounces) and the organization's
+ * dead letters (an
  * event of its messages that a consumer set aside, e.g. a delivery failure the sender could not classify), newest
  * first. Every role reads it.
  */
@@ -46,18 +51,24 @@ export function overviewPage(deps: ApiDependencies) {
         deps.allowance.used(organization.id, period),
         deps.stats.sentByDay(organization.id, filters),
         deps.stats.eventsByDay(organization.id, ['Delivered', 'Deferred', ...BOUNCE_KINDS], filters),
-        deps.bounces.search(organization.id, { count: OVERVIEW_PROBLEMS, offset: 0 }),
+        deps.bounces.search(organization.id, { count: OVERVIEW_PROBLEMS, offset: 0, kinds: PROBLEM_KINDS }),
         deps.deadLetters.recent(organization.id, OVERVIEW_PROBLEMS),
       ]);
       const problems = [
-        ...bounces.bounces.map((bounce) => ({
-          at: bounce.bouncedAt,
-          kind: PROBLEM_KIND[bounce.kind],
-          recipient: bounce.recipient,
-          messageId: bounce.messageId,
-          subject: bounce.subject,
-          detail: bounce.smtpResponse || bounce.summary,
-        })),
+        ...bounces.bounces.flatMap(({ kind, ...bounce }) =>
+          isProblem(kind)
+            ? [
+                {
+                  at: bounce.bouncedAt,
+                  kind: PROBLEM_KIND[kind],
+                  recipient: bounce.recipient,
+                  messageId: bounce.messageId,
+                  subject: bounce.subject,
+                  detail: bounce.smtpResponse || bounce.summary,
+                },
+              ]
+            : [],
+        ),
         ...deadLetters.map((letter) => ({
           at: letter.deadAt,
           kind: 'DeadLetter' as const,
@@ -79,7 +90,7 @@ export function overviewPage(deps: ApiDependencies) {
             date,
             sent: sentOn.get(date) ?? 0,
             delivered: counts?.Delivered ?? 0,
-            bounced: counts ? BOUNCE_KINDS.reduce((sum, kind) => sum + counts[kind], 0) : 0,
+            bounced: counts ? FAILURE_KINDS.reduce((sum, kind) => sum + counts[kind], 0) : 0,
             deferred: counts?.Deferred ?? 0,
           };
         }),

@@ -1,7 +1,7 @@
-import { BOUNCE_KINDS, type BounceFilters, type BounceRecord } from '@sendline/infra';
+import { BOUNCE_KINDS, BOUNCE_TYPE_OF_KIND, kindsOfBounceType, POSTMARK_BOUNCE_TYPES } from '@sendline/domain';
+import type { BounceFilters, BounceRecord } from '@sendline/infra';
 import { Type } from 'typebox';
 import { requireKey } from '../auth';
-import { BOUNCE_TYPE_OF_KIND, kindsOfBounceType, POSTMARK_BOUNCE_TYPES } from '../bounceTypes';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { assertOutboundStream } from '../messageStream';
@@ -65,7 +65,12 @@ const DeliveryStats = Type.Object({
 
 const NOT_FOUND = { 404: 'ErrorCode 701: no bounce of this ID in this organization' };
 
-/** A bounce in Postmark's fields. Inactive: suppressed now; CanActivate: that suppression may be removed. */
+/**
+ * A bounce in Postmark's fields (the domain's BOUNCE_TYPE_OF_KIND: a spam complaint is SpamComplaint, an automatic
+ * reply AutoResponder, a DSN's delay notice Transient, a DSN's refusal as the conversation's). Inactive: suppressed
+ * now; CanActivate: that suppression may be removed (a spam complaint's too, unlike at Postmark: removing a
+ * suppression is the customer's call here, by the suppressions delete as by activate).
+ */
 function toWire(bounce: BounceRecord) {
   const type = BOUNCE_TYPE_OF_KIND[bounce.kind];
   return {
@@ -83,7 +88,8 @@ function toWire(bounce: BounceRecord) {
     Email: bounce.recipient,
     From: bounce.fromEmail,
     BouncedAt: new Date(bounce.bouncedAt).toISOString(),
-    // The refusal came in the SMTP conversation: there is no bounce message to show (its reply is in Details).
+    // No raw bounce is kept: a refusal in the SMTP conversation has none (its reply is in Details), and what came back
+    // later is kept by the mail it came in (its report id), not yet served here; its diagnostic is in Details.
     DumpAvailable: false,
     Inactive: bounce.inactive,
     // Any suppression can be removed by a key with email:send (the suppressions delete, or activate below).
@@ -177,7 +183,7 @@ export function bounceRoutes(deps: ApiDependencies) {
         config: { scope: 'email:read' },
         schema: {
           tags: ['bounces'],
-          summary: "A bounce's raw bounce message: always empty (bounces are SMTP replies; see the bounce's Details)",
+          summary: "A bounce's raw bounce message: always empty (no raw bounce is kept; see the bounce's Details)",
           params: BounceParams,
           response: {
             200: Type.Object({ Body: Type.String() }),

@@ -46,12 +46,51 @@ const BOUNCE: BounceRecord = {
   enhancedStatus: '5.1.1',
   smtpResponse: '550 5.1.1 <gone@example.org>: Recipient address rejected: User unknown',
   summary: 'Bad destination mailbox address',
+  reportId: '',
   fromEmail: 'sender@example.com',
   fromName: 'Sender',
   subject: 'Hello',
   messageStream: 'outbound',
   inactive: true,
 };
+
+/** Mail that came back: a complaint (its address suppressed), an automatic reply, a DSN's delay notice. */
+const COMPLAINT: BounceRecord = {
+  ...BOUNCE,
+  bounceId: 0x2234567890abc,
+  eventId: '22345678-90ab-5c00-8000-000000000000',
+  kind: 'SpamComplaint',
+  recipient: 'angry@example.org',
+  smtpCode: 0,
+  enhancedStatus: '',
+  smtpResponse: '',
+  summary: 'Reported as spam (abuse) by the recipient’s provider',
+  reportId: 'r-1',
+};
+const AUTO_REPLY: BounceRecord = {
+  ...COMPLAINT,
+  bounceId: 0x3234567890abc,
+  eventId: '32345678-90ab-5c00-8000-000000000000',
+  kind: 'AutoReplied',
+  recipient: 'away@example.org',
+  summary: 'Out of office until Monday',
+  reportId: 'r-2',
+  inactive: false,
+};
+const DELAY: BounceRecord = {
+  ...AUTO_REPLY,
+  bounceId: 0x4234567890abc,
+  eventId: '42345678-90ab-5c00-8000-000000000000',
+  kind: 'DelayReported',
+  recipient: 'slow@example.org',
+  smtpCode: 451,
+  enhancedStatus: '4.4.7',
+  smtpResponse: 'smtp; 451 4.4.7 Delivery delayed',
+  summary: 'Delivery delayed',
+  reportId: 'r-3',
+};
+const ALL_BOUNCES = [BOUNCE, COMPLAINT, AUTO_REPLY, DELAY];
+let found: BounceRecord[] = [BOUNCE];
 
 let searched: BounceFilters[] = [];
 let statsAsked: StatsFilters[] = [];
@@ -61,8 +100,18 @@ const sentDays: SentOnDay[] = [
   { date: '2026-11-21', sent: 3 },
   { date: '2026-11-22', sent: 5 },
 ];
+const noBounces = {
+  HardBounced: 0,
+  SoftBounced: 0,
+  PolicyRejected: 0,
+  DelayReported: 0,
+  AutoReplied: 0,
+  SpamComplaint: 0,
+};
 const bounceDays: BouncesOnDay[] = [
-  { date: '2026-11-22', counts: { HardBounced: 1, SoftBounced: 0, PolicyRejected: 1 } },
+  { date: '2026-11-20', counts: { ...noBounces, AutoReplied: 3 } },
+  { date: '2026-11-21', counts: { ...noBounces, SpamComplaint: 1, DelayReported: 2 } },
+  { date: '2026-11-22', counts: { ...noBounces, HardBounced: 1, PolicyRejected: 1, SpamComplaint: 1 } },
 ];
 const deps = {
   accounts: { apiKeyByHash: async (hash: string) => keys.get(hash) ?? null },
@@ -75,10 +124,11 @@ const deps = {
   bounces: {
     search: async (_org: string, filters: BounceFilters) => {
       searched.push(filters);
-      return { total: 1, bounces: [BOUNCE] };
+      return { total: found.length, bounces: found };
     },
-    byId: async (org: string, id: number) => (org === 'org-1' && id === BOUNCE.bounceId ? BOUNCE : null),
-    countsByKind: async () => ({ HardBounced: 4, SoftBounced: 0, PolicyRejected: 2 }),
+    byId: async (org: string, id: number) =>
+      (org === 'org-1' && ALL_BOUNCES.find((bounce) => bounce.bounceId === id)) || null,
+    countsByKind: async () => ({ ...noBounces, HardBounced: 4, PolicyRejected: 2, SpamComplaint: 1, AutoReplied: 3 }),
   },
   stats: {
     sentByDay: async (_org: string, filters: StatsFilters) => {
@@ -111,6 +161,7 @@ afterAll(async () => {
   await app?.close();
 });
 beforeEach(() => {
+  found = [BOUNCE];
   searched = [];
   statsAsked = [];
   appended = [];
@@ -182,8 +233,55 @@ describe('GET /v1/bounces', () => {
   });
 
   it('selects nothing for a Postmark type it never produces', async () => {
-    await get('/v1/bounces?type=SpamComplaint');
+    await get('/v1/bounces?type=SpamNotification');
     expect(searched[0]?.kinds).toEqual([]);
+  });
+
+  it('selects what came back by Postmark’s types: SpamComplaint, AutoResponder, Transient (a DSN’s delay notice)', async () => {
+    await get('/v1/bounces?type=SpamComplaint');
+    await get('/v1/bounces?type=autoresponder');
+    await get('/v1/bounces?type=Transient');
+    expect(searched.map((filters) => filters.kinds)).toEqual([['SpamComplaint'], ['AutoReplied'], ['DelayReported']]);
+  });
+
+  it('answers a complaint as SpamComplaint (its address inactive), an automatic reply and a delay as active', async () => {
+    found = [COMPLAINT, AUTO_REPLY, DELAY];
+    const bounces = (await get('/v1/bounces')).json().Bounces;
+    expect(bounces[0]).toEqual({
+      RecordType: 'Bounce',
+      ID: COMPLAINT.bounceId,
+      Type: 'SpamComplaint',
+      TypeCode: 100001,
+      Name: 'Spam complaint',
+      Tag: 'welcome',
+      MessageID: 'm-1',
+      ServerID: 0,
+      Description: 'The subscriber explicitly marked this message as spam.',
+      Details: COMPLAINT.summary,
+      Email: 'angry@example.org',
+      From: 'sender@example.com',
+      BouncedAt: new Date(NOW - 60_000).toISOString(),
+      DumpAvailable: false,
+      Inactive: true,
+      CanActivate: true,
+      Subject: 'Hello',
+      MessageStream: 'outbound',
+    });
+    expect(bounces[1]).toMatchObject({
+      Type: 'AutoResponder',
+      TypeCode: 64,
+      Name: 'Auto responder',
+      Details: 'Out of office until Monday',
+      Inactive: false,
+      CanActivate: false,
+    });
+    expect(bounces[2]).toMatchObject({
+      Type: 'Transient',
+      TypeCode: 2,
+      Name: 'Message delayed',
+      Details: 'smtp; 451 4.4.7 Delivery delayed',
+      Inactive: false,
+    });
   });
 
   it.each([
@@ -256,6 +354,13 @@ describe('PUT /v1/bounces/{id}/activate', () => {
     expect(applied).toEqual(appended);
   });
 
+  it('removes a spam complaint’s suppression the same way', async () => {
+    const response = await put(`/v1/bounces/${COMPLAINT.bounceId}/activate`, sender, '{}');
+    expect(response.statusCode).toBe(200);
+    expect(response.json().Bounce).toMatchObject({ Type: 'SpamComplaint', Inactive: false, CanActivate: false });
+    expect(appended).toMatchObject([[{ type: 'SuppressionDeleted', data: { emailAddress: 'angry@example.org' } }]]);
+  });
+
   it('takes an empty body, as Postmark documents', async () => {
     expect((await put(`/v1/bounces/${BOUNCE.bounceId}/activate`, sender, '')).statusCode).toBe(200);
   });
@@ -276,9 +381,11 @@ describe('GET /v1/deliverystats', () => {
       expect(response.json()).toEqual({
         InactiveMails: 7,
         Bounces: [
-          { Name: 'All', Count: 6 },
+          { Name: 'All', Count: 10 },
           { Type: 'HardBounce', Name: 'Hard bounce', Count: 4 },
           { Type: 'Blocked', Name: 'ISP block', Count: 2 },
+          { Type: 'AutoResponder', Name: 'Auto responder', Count: 3 },
+          { Type: 'SpamComplaint', Name: 'Spam complaint', Count: 1 },
         ],
       });
     }
@@ -286,10 +393,18 @@ describe('GET /v1/deliverystats', () => {
 });
 
 describe('GET /v1/stats/outbound…', () => {
-  it('overview: sent, bounced and the bounce rate; what is not tracked is 0', async () => {
+  it('overview: sent, bounced (final failures only), complaints and their rates; what is not tracked is 0', async () => {
     const response = await get('/v1/stats/outbound?tag=welcome&fromdate=2026-11-01&todate=2026-11-30');
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toMatchObject({ Sent: 8, Bounced: 2, BounceRate: 25, SMTPApiErrors: 0, Opens: 0 });
+    expect(response.json()).toMatchObject({
+      Sent: 8,
+      Bounced: 2,
+      BounceRate: 25,
+      SpamComplaints: 2,
+      SpamComplaintsRate: 25,
+      SMTPApiErrors: 0,
+      Opens: 0,
+    });
     expect(statsAsked).toEqual([
       { tag: 'welcome', fromDate: Date.UTC(2026, 10, 1), toDate: Date.UTC(2026, 10, 30, 23, 59, 59, 999) },
     ]);
@@ -305,18 +420,31 @@ describe('GET /v1/stats/outbound…', () => {
     });
   });
 
-  it('bounces per day and type', async () => {
+  it('bounces per day and type: delay notices are Transient; a day of automatic replies only is left out', async () => {
     expect((await get('/v1/stats/outbound/bounces')).json()).toEqual({
-      Days: [{ Date: '2026-11-22', HardBounce: 1, SoftBounce: 0, Transient: 0, SMTPApiError: 0, Blocked: 1 }],
+      Days: [
+        { Date: '2026-11-21', HardBounce: 0, SoftBounce: 0, Transient: 2, SMTPApiError: 0, Blocked: 0 },
+        { Date: '2026-11-22', HardBounce: 1, SoftBounce: 0, Transient: 0, SMTPApiError: 0, Blocked: 1 },
+      ],
       HardBounce: 1,
       SoftBounce: 0,
-      Transient: 0,
+      Transient: 2,
       SMTPApiError: 0,
       Blocked: 1,
     });
   });
 
-  it.each(['/v1/stats/outbound', '/v1/stats/outbound/sends', '/v1/stats/outbound/bounces'])(
+  it('spam complaints per day', async () => {
+    expect((await get('/v1/stats/outbound/spam')).json()).toEqual({
+      Days: [
+        { Date: '2026-11-21', SpamComplaint: 1 },
+        { Date: '2026-11-22', SpamComplaint: 1 },
+      ],
+      SpamComplaint: 2,
+    });
+  });
+
+  it.each(['/v1/stats/outbound', '/v1/stats/outbound/sends', '/v1/stats/outbound/bounces', '/v1/stats/outbound/spam'])(
     '%s refuses a bad date (300) and another stream (1235) with 422',
     async (url) => {
       const badDate = await get(`${url}?fromdate=2026-02-31x`);
@@ -348,6 +476,7 @@ describe('the OpenAPI document', () => {
     ['/v1/stats/outbound', 'get', ['200', '401', '403', '422', '503']],
     ['/v1/stats/outbound/sends', 'get', ['200', '401', '403', '422', '503']],
     ['/v1/stats/outbound/bounces', 'get', ['200', '401', '403', '422', '503']],
+    ['/v1/stats/outbound/spam', 'get', ['200', '401', '403', '422', '503']],
     ['/v1/messages/outbound/{messageId}/dump', 'get', ['200', '401', '403', '404', '503']],
   ])('documents %s (%s) with every status it answers', async (path, method, statuses) => {
     const document = (await app.inject({ method: 'GET', url: '/v1/openapi.json' })).json();

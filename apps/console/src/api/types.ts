@@ -55,7 +55,7 @@ export interface DayCounts {
   deferred: number;
 }
 
-export type ProblemKind = 'HardBounce' | 'SoftBounce' | 'PolicyRejected' | 'DeadLetter';
+export type ProblemKind = 'HardBounce' | 'SoftBounce' | 'PolicyRejected' | 'SpamComplaint' | 'DeadLetter';
 
 export interface Problem {
   at: number;
@@ -128,11 +128,14 @@ export interface MessageList {
 
 export interface MessageEvent {
   Recipient: string;
-  /** Accepted, Sent, Delivered, Transient, Bounced, Rejected. */
+  /** Accepted, Sent, Delivered, Transient, Bounced, Rejected, SpamComplaint, AutoResponder. */
   Type: string;
   /** ISO 8601. */
   ReceivedAt: string;
-  /** DeliveryMessage (the receiving server's answer), DestinationServer, Summary, BounceType, SmtpCode… */
+  /**
+   * DeliveryMessage (the receiving server's answer), DestinationServer, Summary, BounceType, SmtpCode…; ReportID when
+   * it came back after the SMTP conversation (a DSN, a spam complaint, an automatic reply).
+   */
   Details: Record<string, string>;
 }
 
@@ -146,6 +149,7 @@ export interface MessageDetails extends MessageSummary {
 
 export interface Suppression {
   EmailAddress: string;
+  /** HardBounce, SpamComplaint, ManualSuppression. */
   SuppressionReason: string;
   Origin: string;
   /** ISO 8601. */

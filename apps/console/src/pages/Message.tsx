@@ -93,7 +93,9 @@ function Details({ message }: { message: MessageDetails }) {
               <ol className="timeline" aria-label={`Events for ${recipient}`}>
                 {events.map((event, index) => (
                   <li key={index} data-event={event.Type}>
-                    <span className={`badge ${toneOf(event.Type)}`}>{event.Type}</span> <Time at={event.ReceivedAt} />
+                    <span className={`badge ${toneOf(event.Type)}`}>{EVENT_NAMES[event.Type] ?? event.Type}</span>{' '}
+                    <Time at={event.ReceivedAt} />
+                    {event.Details.ReportID ? <p className="muted came-back">{cameBackNote(event.Type)}</p> : null}
                     <EventDetails details={event.Details} />
                   </li>
                 ))}
@@ -165,9 +167,29 @@ function Details({ message }: { message: MessageDetails }) {
 
 function toneOf(type: string): string {
   if (type === 'Delivered') return 'good';
-  if (type === 'Bounced' || type === 'Rejected') return 'bad';
+  if (type === 'Bounced' || type === 'Rejected' || type === 'SpamComplaint') return 'bad';
   if (type === 'Transient') return 'warn';
   return '';
+}
+
+/** The API's event types in words, where its name is not plain English. */
+const EVENT_NAMES: Record<string, string> = {
+  SpamComplaint: 'Spam complaint',
+  AutoResponder: 'Automatic reply',
+};
+
+/** What came back after the SMTP conversation (an event with a ReportID), said in words. */
+function cameBackNote(type: string): string {
+  switch (type) {
+    case 'SpamComplaint':
+      return "The recipient marked it as spam (their provider's report); the address is suppressed.";
+    case 'AutoResponder':
+      return 'An automatic reply came back (out of office, vacation…); nothing changes.';
+    case 'Transient':
+      return 'A delivery report said it is delayed; the receiving server is still trying.';
+    default:
+      return 'A delivery report came back after the receiving server had taken it: it was not delivered after all.';
+  }
 }
 
 const DETAIL_LABELS: Record<string, string> = {
@@ -178,6 +200,9 @@ const DETAIL_LABELS: Record<string, string> = {
   BounceType: 'Bounce type',
   BounceID: 'Bounce ID',
   SmtpCode: 'SMTP code',
+  FeedbackType: 'Feedback type',
+  UserAgent: 'Reported by',
+  ReportID: 'Report',
 };
 
 function EventDetails({ details }: { details: Record<string, string> }) {

@@ -8,6 +8,7 @@ const KIND: Record<ProblemKind, string> = {
   HardBounce: 'Hard bounce',
   SoftBounce: 'Soft bounce',
   PolicyRejected: 'Refused by policy',
+  SpamComplaint: 'Spam complaint',
   DeadLetter: 'Dead letter',
 };
 
@@ -65,7 +66,7 @@ function AllowanceCard({ allowance }: { allowance: Allowance }) {
 
 function Problems({ problems }: { problems: Problem[] }) {
   if (problems.length === 0) {
-    return <p className="muted">No bounces, policy rejections or dead letters lately.</p>;
+    return <p className="muted">No bounces, policy rejections, spam complaints or dead letters lately.</p>;
   }
   return (
     <div className="table-scroll">

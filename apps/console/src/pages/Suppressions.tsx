@@ -5,8 +5,15 @@ import { ConfirmButton, ErrorNotice, Show, Time, useLoad, useAction } from '../c
 
 const ORIGINS = ['Recipient', 'Customer', 'Admin'] as const;
 
+/** What each reason means, shown on hover. */
+const REASONS: Record<string, string> = {
+  HardBounce: "The recipient's server refused the address for good.",
+  SpamComplaint: 'The recipient marked a message as spam.',
+  ManualSuppression: 'Added by hand.',
+};
+
 /**
- * A suppression result is per address: a refused one ("spam complaints cannot be removed") becomes an error; the
+ * A suppression result is per address: a refused one (an invalid address) becomes an error; the
  * server's note on one that went through ("Already suppressed (HardBounce).") is answered.
  */
 function refusalOf(results: SuppressionResults): string | null {
@@ -107,7 +114,7 @@ export function SuppressionsPage({ me }: { me: Me }) {
                   {data.Suppressions.map((suppression) => (
                     <tr key={suppression.EmailAddress}>
                       <td>{suppression.EmailAddress}</td>
-                      <td>{suppression.SuppressionReason}</td>
+                      <td title={REASONS[suppression.SuppressionReason]}>{suppression.SuppressionReason}</td>
                       <td>{suppression.Origin}</td>
                       <td>
                         <Time at={suppression.CreatedAt} />

@@ -51,6 +51,51 @@ describe('deciding the calls of an event', () => {
     expect(JSON.parse(call!.data.body)).toMatchObject({ Tag: '', Metadata: {}, MessageID: MESSAGE_ID });
   });
 
+  it('a hard bounce reported by a DSN after the delivery calls the Bounce webhooks, like one in the conversation', () => {
+    const lateBounce = {
+      type: 'MessageHardBounced',
+      data: {
+        messageId: MESSAGE_ID,
+        recipient: 'a@x.example',
+        smtpResponse: 'smtp; 550 5.1.1 user unknown',
+        statusCode: 550,
+        summary: 'Bad destination mailbox address',
+        reportId: 'report-1',
+      },
+      metadata: meta('event-4', undefined, AT + 60_000),
+    };
+    const webhooks = [aWebhook(1, { delivery: true }), aWebhook(2, { bounce: true })];
+    const calls = decideCalls(lateBounce, webhooks, SUMMARY, AT + 60_000);
+    expect(calls.map((call) => [call.data.webhookId, call.data.recordType])).toEqual([[2, 'Bounce']]);
+    expect(JSON.parse(calls[0]!.data.body)).toMatchObject({ RecordType: 'Bounce', Type: 'HardBounce', Inactive: true });
+  });
+
+  it('a spam complaint calls the webhooks with SpamComplaint on, once per webhook, as a SpamComplaint', () => {
+    const complaint = {
+      type: 'MessageSpamComplaint',
+      data: { messageId: MESSAGE_ID, recipient: 'a@x.example', feedbackType: 'abuse', summary: 'Spam', reportId: 'r' },
+      metadata: meta('event-5'),
+    };
+    const webhooks = [aWebhook(1, { bounce: true }), aWebhook(2, { spamComplaint: true })];
+    const calls = decideCalls(complaint, webhooks, SUMMARY, AT);
+    expect(calls.map((call) => [call.data.webhookId, call.data.recordType])).toEqual([[2, 'SpamComplaint']]);
+    expect(calls[0]!.data.callId).toBe(callIdOf('event-5', 2));
+    expect(JSON.parse(calls[0]!.data.body)).toMatchObject({ RecordType: 'SpamComplaint', Type: 'SpamComplaint' });
+  });
+
+  it('an automatic reply and a delay notice call the Bounce webhooks', () => {
+    const notice = (type: string, eventId: string) => ({
+      type,
+      data: { messageId: MESSAGE_ID, recipient: 'a@x.example', summary: 'Away', reportId: 'r' },
+      metadata: meta(eventId),
+    });
+    const webhooks = [aWebhook(1, { bounce: true }), aWebhook(2, { spamComplaint: true })];
+    const types = [notice('MessageAutoReplied', 'event-6'), notice('MessageDelayReported', 'event-7')].map((event) =>
+      decideCalls(event, webhooks, SUMMARY, AT).map((call) => [call.data.webhookId, JSON.parse(call.data.body).Type]),
+    );
+    expect(types).toEqual([[[1, 'AutoResponder']], [[1, 'Transient']]]);
+  });
+
   it('events that tell nothing to a webhook make no call', () => {
     const sent = { type: 'MessageSent', data: { messageId: MESSAGE_ID }, metadata: meta('event-3') };
     expect(decideCalls(sent, [aWebhook(1, { delivery: true, bounce: true })], SUMMARY, AT)).toEqual([]);

@@ -23,13 +23,14 @@ export const SUMMARY: MessageSummary = {
 
 export function aWebhook(
   webhookId: number,
-  on: Partial<Record<'delivery' | 'bounce' | 'subscriptionChange', boolean>>,
+  on: Partial<Record<'delivery' | 'bounce' | 'subscriptionChange' | 'spamComplaint', boolean>>,
   organizationId = ORG,
 ): WebhookConfig {
   const triggers: WebhookTriggers = noWebhookTriggers();
   if (on.delivery) triggers.delivery = { enabled: true };
   if (on.bounce) triggers.bounce = { enabled: true, includeContent: false };
   if (on.subscriptionChange) triggers.subscriptionChange = { enabled: true };
+  if (on.spamComplaint) triggers.spamComplaint = { enabled: true, includeContent: false };
   return {
     webhookId,
     url: `https://hooks.shop.example/${webhookId}`,

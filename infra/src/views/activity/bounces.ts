@@ -1,10 +1,13 @@
+import { BOUNCE_KINDS, type BounceKind } from '@sendline/domain';
 import { sqlNumber, sqlString } from '../../clickhouse/client';
 import { pageTotal, type ActivityQueries } from './query';
 import { utcDay } from './rows';
 
 /**
- * Bounces as the activity store holds them: a recipient's final failure, one row of `message_events` of type
- * `HardBounced`, `SoftBounced` or `PolicyRejected` (a deferral is not a bounce: the delivery is tried again).
+ * Bounces as the activity store holds them: one row of `message_events` of a bounce kind (the domain's BOUNCE_KINDS:
+ * a recipient's final failure `HardBounced`, `SoftBounced`, `PolicyRejected`, during the SMTP conversation or in a
+ * DSN after it; and what came back without concluding the delivery, `DelayReported`, `AutoReplied`,
+ * `SpamComplaint`). A deferral is not a bounce: the delivery is tried again.
  * Read per organization always; with the message's From and Subject, and whether the address is suppressed now.
  *
  * A bounce's id is a number (Postmark's clients read it as an integer): the first 52 bits of its event's UUID, the
@@ -13,10 +16,6 @@ import { utcDay } from './rows';
  * outcome and attempt), so the id is stable across replays and the same in every listing. Two bounces of one
  * organization share an id with a chance of about n²/2^53 (n bounces in 30 days); the older is then shown first.
  */
-
-export const BOUNCE_KINDS = ['HardBounced', 'SoftBounced', 'PolicyRejected'] as const;
-/** The `message_events.type` of a bounce. */
-export type BounceKind = (typeof BOUNCE_KINDS)[number];
 
 export interface BounceRecord {
   bounceId: number;
@@ -31,6 +30,8 @@ export interface BounceRecord {
   enhancedStatus: string;
   smtpResponse: string;
   summary: string;
+  /** The received mail that reported it (a DSN, an ARF report, an automatic reply); '' for an SMTP answer. */
+  reportId: string;
   fromEmail: string;
   fromName: string;
   subject: string;
@@ -101,6 +102,7 @@ interface BounceRow {
   bounce_enhanced_status: string;
   bounce_smtp_response: string;
   bounce_summary: string;
+  bounce_report_id: string;
 }
 
 interface MessageFields {
@@ -209,7 +211,8 @@ export class ClickHouseBounceReader implements BounceReader {
       `SELECT event_id AS bounce_event_id, any(type) AS kind, any(message_id) AS bounce_message_id, ` +
       `any(recipient) AS bounce_recipient, any(day) AS message_day, min(occurred_at_ms) AS bounced_at_ms, ` +
       `any(tag) AS bounce_tag, any(smtp_code) AS bounce_smtp_code, any(enhanced_status) AS bounce_enhanced_status, ` +
-      `any(smtp_response) AS bounce_smtp_response, any(summary) AS bounce_summary ` +
+      `any(smtp_response) AS bounce_smtp_response, any(summary) AS bounce_summary, ` +
+      `any(report_id) AS bounce_report_id ` +
       `FROM ${this.queries.db}.message_events FINAL WHERE ${where.join(' AND ')} GROUP BY event_id` +
       (having.length > 0 ? ` HAVING ${having.join(' AND ')}` : '')
     );
@@ -246,6 +249,7 @@ export class ClickHouseBounceReader implements BounceReader {
         enhancedStatus: row.bounce_enhanced_status,
         smtpResponse: row.bounce_smtp_response,
         summary: row.bounce_summary,
+        reportId: row.bounce_report_id,
         fromEmail: message?.from_address ?? '',
         fromName: message?.from_display ?? '',
         subject: message?.message_subject ?? '',

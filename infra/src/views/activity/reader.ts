@@ -1,4 +1,4 @@
-import type { MessageListingStatus } from '@sendline/domain';
+import { BOUNCE_TYPE_OF_KIND, type BounceKind, type MessageListingStatus } from '@sendline/domain';
 import { ServiceUnavailableError } from '../../availability';
 import { sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
 import { bounceIdOf } from './bounces';
@@ -77,6 +77,9 @@ interface EventRecord {
   smtp_response: string;
   destination_server: string;
   summary: string;
+  reason: string;
+  report_id: string;
+  user_agent: string;
 }
 
 /** A message of a page: its id and when it was received (its place in the sorting key). */
@@ -133,12 +136,25 @@ function firstOfEach(records: readonly EventRecord[]): EventRecord[] {
   return records.filter((record) => !seen.has(record.event_id) && seen.add(record.event_id));
 }
 
-/** Postmark's name of an event type, and the Details it shows (values are strings). */
+/**
+ * Postmark's name of an event type, and the Details it shows (values are strings). What came back after the SMTP
+ * conversation shows as Postmark would: a DSN's refusal as the conversation's (Bounced, Rejected), a DSN's delay
+ * notice as Transient, a spam complaint as SpamComplaint, an automatic reply as AutoResponder; each names the bounce
+ * it is in the bounce endpoints (BounceID, BounceType) and the received mail that reported it (ReportID).
+ */
 function activityEventsOf(record: EventRecord, activeRecipients: readonly string[]): ActivityEvent[] {
   const occurredAt = Number(record.occurred_at_ms);
   const one = (type: string, details: Record<string, string>): ActivityEvent[] => [
     { type, recipient: record.recipient, occurredAt, details },
   ];
+  const smtpCode = record.smtp_code ? String(record.smtp_code) : '';
+  // Only for what a report said, so that an answer during the conversation shows the Details it always had.
+  const report: Record<string, string> = record.report_id ? { ReportID: record.report_id } : {};
+  const bounce = (kind: BounceKind) => ({
+    // The bounce's ID in the bounce endpoints (GET /bounces/{id}), as a string like every Details value.
+    BounceID: String(bounceIdOf(record.event_id)),
+    BounceType: BOUNCE_TYPE_OF_KIND[kind].type,
+  });
   switch (record.type) {
     case 'Accepted':
     case 'Sent':
@@ -160,17 +176,36 @@ function activityEventsOf(record: EventRecord, activeRecipients: readonly string
     case 'SoftBounced':
       return one('Bounced', {
         Summary: record.summary,
-        // The bounce's ID in the bounce endpoints (GET /bounces/{id}), as a string like every Details value.
-        BounceID: String(bounceIdOf(record.event_id)),
-        BounceType: record.type === 'HardBounced' ? 'HardBounce' : 'SoftBounce',
+        ...bounce(record.type),
         DeliveryMessage: record.smtp_response,
-        SmtpCode: record.smtp_code ? String(record.smtp_code) : '',
+        SmtpCode: smtpCode,
+        ...report,
       });
     case 'PolicyRejected':
       return one('Rejected', {
         Summary: record.summary,
         DeliveryMessage: record.smtp_response,
-        SmtpCode: record.smtp_code ? String(record.smtp_code) : '',
+        SmtpCode: smtpCode,
+        ...report,
+      });
+    case 'DelayReported':
+      return one('Transient', {
+        DeliveryMessage: record.smtp_response || record.summary,
+        DestinationServer: '',
+        DestinationIP: '',
+        Summary: record.summary,
+        ...bounce('DelayReported'),
+        ...report,
+      });
+    case 'AutoReplied':
+      return one('AutoResponder', { Summary: record.summary, ...bounce('AutoReplied'), ...report });
+    case 'SpamComplaint':
+      return one('SpamComplaint', {
+        Summary: record.summary,
+        ...bounce('SpamComplaint'),
+        FeedbackType: record.reason,
+        UserAgent: record.user_agent,
+        ...report,
       });
     default:
       return one(record.type, {});
@@ -385,7 +420,8 @@ export class ClickHouseActivityReader implements ActivityReader {
     // the message row is read from that day's partition only.
     const readEvents = () =>
       this.query<EventRecord>(
-        `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary ` +
+        `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary, ` +
+          `reason, report_id, user_agent ` +
           `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
           `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
         signal,

@@ -1,5 +1,7 @@
 import {
+  isConcluded,
   messageListingStatus,
+  RECIPIENT_TRANSITIONS,
   type Mailbox,
   type MessageAccepted,
   type MessageEvent,
@@ -59,7 +61,10 @@ export interface MessageEventRow {
   message_id: string;
   day: string;
   event_id: string;
-  /** Accepted, Sent, Delivered, Deferred, HardBounced, SoftBounced, PolicyRejected. */
+  /**
+   * Accepted, Sent, Delivered, Deferred, HardBounced, SoftBounced, PolicyRejected, and what came back after the
+   * SMTP conversation: SpamComplaint, AutoReplied, DelayReported (a refusal in a DSN is HardBounced etc.).
+   */
   type: string;
   recipient: string;
   occurred_at: number;
@@ -74,6 +79,10 @@ export interface MessageEventRow {
   reason: string;
   attempt: number;
   next_attempt_at_ms: number;
+  /** The received mail that reported it (a DSN, an ARF report, an automatic reply); '' for an SMTP answer. */
+  report_id: string;
+  /** A spam complaint's reporting software (the ARF report's User-Agent); '' otherwise. */
+  user_agent: string;
   kafka_partition: number;
   kafka_offset: number;
 }
@@ -90,11 +99,26 @@ function formatMailbox(mailbox: Mailbox): string {
 const addressesJson = (list: Mailbox[]) =>
   JSON.stringify(list.map((mailbox) => ({ email: mailbox.email, name: mailbox.name ?? '' })));
 
-/** Rank of a recipient status in its lifecycle: Queued 0, Deferred 1, terminal 2. */
+/**
+ * Rank of a recipient status in its lifecycle: the longest way to it from Queued in the domain's
+ * RECIPIENT_TRANSITIONS (Queued 0, Deferred 1, Delivered 2, HardBounced / SoftBounced / PolicyRejected 3, since a
+ * DSN may refuse after a delivery). Every move but Deferred → Deferred raises it.
+ */
+const STATUS_RANK: ReadonlyMap<string, number> = (() => {
+  const rank = new Map<RecipientStatus, number>([['Queued', 0]]);
+  // Longest paths in a graph without cycles (self-loops aside): relax every edge once per status.
+  for (let round = 0; round < Object.keys(RECIPIENT_TRANSITIONS).length; round++) {
+    for (const [from, targets] of Object.entries(RECIPIENT_TRANSITIONS) as [RecipientStatus, RecipientStatus[]][]) {
+      const at = rank.get(from);
+      if (at === undefined) continue;
+      for (const to of targets) if (to !== from && (rank.get(to) ?? -1) < at + 1) rank.set(to, at + 1);
+    }
+  }
+  return rank;
+})();
+
 function statusRank(status: string): number {
-  if (status === 'Queued') return 0;
-  if (status === 'Deferred') return 1;
-  return 2;
+  return STATUS_RANK.get(status) ?? 0;
 }
 
 /**
@@ -176,7 +200,7 @@ export function advanceRow(row: MessageRow, after: MessageState, event: MessageE
   const changed = after.phase !== row.phase || statuses.some((status, i) => status !== row.recipient_statuses[i]);
   if (!changed) return false;
   const at = event.metadata.occurredAt;
-  const complete = statuses.length > 0 && statuses.every((status) => statusRank(status) === 2);
+  const complete = statuses.length > 0 && statuses.every(isConcluded);
   row.phase = after.phase;
   row.recipient_statuses = statuses;
   row.status = messageListingStatus(after) ?? row.status;
@@ -187,8 +211,9 @@ export function advanceRow(row: MessageRow, after: MessageState, event: MessageE
   return true;
 }
 
+/** The basic code of an SMTP reply, also as a DSN's Diagnostic-Code gives it (`smtp; 550 5.1.1 …`). */
 function smtpCodeOf(response: string | undefined): number {
-  const match = /^\s*([2-5]\d\d)/.exec(response ?? '');
+  const match = /^\s*(?:smtp;\s*)?([2-5]\d\d)\b/i.exec(response ?? '');
   return match ? Number(match[1]) : 0;
 }
 
@@ -206,6 +231,9 @@ export const EVENT_ROW_TYPES = {
   MessageHardBounced: 'HardBounced',
   MessageSoftBounced: 'SoftBounced',
   MessagePolicyRejected: 'PolicyRejected',
+  MessageSpamComplaint: 'SpamComplaint',
+  MessageAutoReplied: 'AutoReplied',
+  MessageDelayReported: 'DelayReported',
 } as const satisfies Record<MessageEvent['type'], string>;
 
 /** Where an event was read from (kept for tracing; not part of what a replay compares). */
@@ -226,6 +254,8 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
   let reason = '';
   let attempt = 0;
   let nextAttemptAt = 0;
+  let reportId = '';
+  let userAgent = '';
   switch (event.type) {
     case 'MessageAccepted':
     case 'MessageSent':
@@ -242,6 +272,7 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
       smtpCode = event.data.statusCode;
       enhanced = event.data.enhancedStatus ?? '';
       summary = event.data.summary;
+      reportId = event.data.reportId ?? '';
       break;
     case 'MessageDeferred':
       recipient = event.data.recipient;
@@ -257,6 +288,22 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
       summary = event.data.summary;
       reason = event.data.reason;
       attempt = event.data.attempts;
+      reportId = event.data.reportId ?? '';
+      break;
+    case 'MessageSpamComplaint':
+      recipient = event.data.recipient;
+      summary = event.data.summary;
+      reason = event.data.feedbackType;
+      userAgent = event.data.userAgent ?? '';
+      reportId = event.data.reportId;
+      break;
+    case 'MessageAutoReplied':
+    case 'MessageDelayReported':
+      recipient = event.data.recipient;
+      smtpResponse = event.data.smtpResponse ?? '';
+      enhanced = event.data.enhancedStatus ?? '';
+      summary = event.data.summary;
+      reportId = event.data.reportId;
       break;
     default: {
       const _exhaustive: never = event;
@@ -281,6 +328,8 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
     reason,
     attempt,
     next_attempt_at_ms: nextAttemptAt,
+    report_id: reportId,
+    user_agent: userAgent,
     kafka_partition: position?.partition ?? 0,
     kafka_offset: position ? Number(position.offset) : 0,
   };

@@ -1,5 +1,5 @@
+import { BOUNCE_KINDS, type BounceKind } from '@sendline/domain';
 import { sqlNumber, sqlString } from '../../clickhouse/client';
-import { BOUNCE_KINDS, type BounceKind } from './bounces';
 import type { ActivityQueries } from './query';
 import { utcDay } from './rows';
 
@@ -7,8 +7,9 @@ import { utcDay } from './rows';
  * Outbound statistics from the activity store, per UTC day, for one organization:
  * - sent: messages the mail server took (their first MessageSent), counted on the day they were sent; one message
  *   counts once, whatever its number of recipients (Postmark's "emails sent");
- * - bounces: each recipient's final failure (HardBounced, SoftBounced, PolicyRejected), each event once, on the day
- *   it happened.
+ * - bounces: each bounce of a recipient (the domain's BOUNCE_KINDS: the final failures HardBounced, SoftBounced,
+ *   PolicyRejected, and what came back without concluding the delivery, DelayReported, AutoReplied, SpamComplaint),
+ *   each event once, on the day it happened.
  * Kept as long as the activity store keeps its messages (30 days).
  */
 
@@ -39,7 +40,7 @@ export interface EventsOnDay<Type extends string> {
 export interface OutboundStatsReader {
   /** Days with at least one message sent, oldest first. */
   sentByDay(organizationId: string, filters: StatsFilters): Promise<SentOnDay[]>;
-  /** Days with at least one bounce, oldest first. */
+  /** Days with at least one bounce (of any kind), oldest first. */
   bouncesByDay(organizationId: string, filters: StatsFilters): Promise<BouncesOnDay[]>;
   /** Days with at least one recipient event of `types` (Delivered, Deferred, a bounce kind…), oldest first. */
   eventsByDay<Type extends string>(

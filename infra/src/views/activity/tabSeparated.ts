@@ -62,6 +62,8 @@ export const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, ColumnKin
   ['reason', 'string'],
   ['attempt', 'number'],
   ['next_attempt_at_ms', 'number'],
+  ['report_id', 'string'],
+  ['user_agent', 'string'],
   ['kafka_partition', 'number'],
   ['kafka_offset', 'number'],
 ];

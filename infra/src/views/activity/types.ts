@@ -40,7 +40,10 @@ export interface MessageSummary {
 }
 
 export interface ActivityEvent {
-  /** Accepted, Sent, Delivered, Transient (deferred), Bounced (hard or soft), Rejected (policy). */
+  /**
+   * Accepted, Sent, Delivered, Transient (deferred, or a DSN's delay notice), Bounced (hard or soft), Rejected
+   * (policy), SpamComplaint, AutoResponder (an automatic reply).
+   */
   type: string;
   recipient: string;
   occurredAt: number;
