@@ -1,5 +1,6 @@
 import {
   disabledWebhookState,
+  domainStateOf,
   initialOrganizationState,
   webhookConfig,
   type AccountEvent,
@@ -28,6 +29,12 @@ export interface OrganizationRecord {
   name: string;
   createdAt: number;
   messagesPerMonth: number | null;
+}
+
+/** A domain as the view holds it; written before return paths existed, it has none (null). */
+function domainFromJson(json: string): DomainState {
+  const domain = JSON.parse(json) as DomainState;
+  return { ...domain, returnPath: domain.returnPath ?? null };
 }
 
 /**
@@ -109,18 +116,12 @@ export class AccountsView {
           JSON.stringify({ role: event.data.role, addedAt: event.data.addedAt } satisfies MemberState),
         );
         break;
-      case 'DomainAdded': {
-        const { domain, ...keys } = event.data;
-        const state: DomainState = { ...keys, verified: false, verifiedAt: null, addedAt: at };
-        p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
+      case 'DomainAdded':
+      case 'DomainVerified':
+      case 'DomainReturnPathAssigned':
+      case 'DomainReturnPathVerified':
+        p.hset(this.entitiesKey(org, 'domains'), event.data.domain, JSON.stringify(domainStateOf(event)));
         break;
-      }
-      case 'DomainVerified': {
-        const { domain, addedAt, ...keys } = event.data;
-        const state: DomainState = { ...keys, verified: true, verifiedAt: at, addedAt };
-        p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
-        break;
-      }
       case 'DomainRemoved':
         p.hdel(this.entitiesKey(org, 'domains'), event.data.domain);
         break;
@@ -211,11 +212,12 @@ export class AccountsView {
 
   async domain(organizationId: string, domain: string): Promise<DomainState | null> {
     const json = await this.redis.hget(this.entitiesKey(organizationId, 'domains'), domain.toLowerCase());
-    return json ? (JSON.parse(json) as DomainState) : null;
+    return json ? domainFromJson(json) : null;
   }
 
   async domains(organizationId: string): Promise<Map<string, DomainState>> {
-    return this.entities<DomainState>(organizationId, 'domains');
+    const all = await this.entities<DomainState>(organizationId, 'domains');
+    return new Map([...all].map(([name, domain]) => [name, { ...domain, returnPath: domain.returnPath ?? null }]));
   }
 
   async members(organizationId: string): Promise<Map<string, MemberState>> {
