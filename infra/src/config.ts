@@ -33,12 +33,47 @@ export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceA
   };
 }
 
-/** The mail host named in a sending domain's MX and SPF records, unless SENDLINE_MAIL_HOST names another. */
+/**
+ * The service's mail host: the MX of every return path (where bounces and complaints come back), unless
+ * SENDLINE_MAIL_HOST names another.
+ */
 export const DEFAULT_MAIL_HOST = 'mail.sendline.dev';
 
 /** The mail host the DNS records to publish name: SENDLINE_MAIL_HOST, else DEFAULT_MAIL_HOST. */
 export function mailHostFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   return env.SENDLINE_MAIL_HOST ?? DEFAULT_MAIL_HOST;
+}
+
+/**
+ * The domain a return path's SPF record includes (`v=spf1 include:<it> -all`): SENDLINE_SPF_DOMAIN, else the mail
+ * host. Its own SPF record lists the addresses the service sends from; a deployment whose senders and MX differ
+ * publishes that list at a name of its own (as SES's amazonses.com) and sets it here.
+ */
+export function spfDomainFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_SPF_DOMAIN || mailHostFromEnv(env);
+}
+
+/** The label of a new domain's return path, `<label>.<domain>`, unless SENDLINE_RETURN_PATH_LABEL names another. */
+export const DEFAULT_RETURN_PATH_LABEL = 'bounces';
+
+/**
+ * The return path label given to domains added from now on (and to domains added before return paths, when
+ * assigned one): SENDLINE_RETURN_PATH_LABEL, else DEFAULT_RETURN_PATH_LABEL. A domain keeps the host it got:
+ * changing the label moves no domain.
+ */
+export function returnPathLabelFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_RETURN_PATH_LABEL || DEFAULT_RETURN_PATH_LABEL;
+}
+
+/**
+ * The service's own return-path domain: the envelope sender's domain of mail from a domain whose return path is not
+ * verified (yet), as Postmark and SES do. Its MX is the service's mail host too.
+ */
+export const DEFAULT_RETURN_PATH_DOMAIN = 'bounces.sendline.dev';
+
+/** SENDLINE_RETURN_PATH_DOMAIN, else DEFAULT_RETURN_PATH_DOMAIN. */
+export function returnPathDomainFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_RETURN_PATH_DOMAIN || DEFAULT_RETURN_PATH_DOMAIN;
 }
 
 /** The From of system mail (sign-in links, notices), unless SENDLINE_SYSTEM_SENDER names another. */
