@@ -64,6 +64,8 @@ export interface RecordDeliveryOutcomeData {
   /** The recipient's address (matched case-insensitively). */
   recipient: string;
   outcome: DeliveryOutcome;
+  /** The envelope sender (MAIL FROM) the attempt was made with: the recipient's Return-Path, recorded on the event. */
+  returnPath?: string;
 }
 
 export type AcceptMessage = Command<'AcceptMessage', AcceptMessageData>;
@@ -164,7 +166,8 @@ function recordDeliveryOutcome(command: RecordDeliveryOutcome, state: MessageSta
   if (outcome.kind === 'Deferred' && outcome.attempt <= current.failedAttempts) return [];
 
   const metadata = eventMetadata(command.metadata)();
-  const base = { messageId, recipient };
+  const { returnPath } = command.data;
+  const base = { messageId, recipient, ...(returnPath !== undefined && { returnPath }) };
   switch (outcome.kind) {
     case 'Delivered':
       return [
