@@ -132,7 +132,10 @@ export interface MessageEvent {
   Type: string;
   /** ISO 8601. */
   ReceivedAt: string;
-  /** DeliveryMessage (the receiving server's answer), DestinationServer, Summary, BounceType, SmtpCode… */
+  /**
+   * DeliveryMessage (the receiving server's answer), DestinationServer, Summary, BounceType, SmtpCode…, and ReturnPath
+   * (the envelope sender the attempt was made with) on outcomes that recorded it.
+   */
   Details: Record<string, string>;
 }
 

@@ -77,6 +77,7 @@ interface EventRecord {
   smtp_response: string;
   destination_server: string;
   summary: string;
+  return_path: string;
 }
 
 /** A message of a page: its id and when it was received (its place in the sorting key). */
@@ -133,11 +134,15 @@ function firstOfEach(records: readonly EventRecord[]): EventRecord[] {
   return records.filter((record) => !seen.has(record.event_id) && seen.add(record.event_id));
 }
 
-/** Postmark's name of an event type, and the Details it shows (values are strings). */
+/**
+ * Postmark's name of an event type, and the Details it shows (values are strings). An outcome also shows, as
+ * `ReturnPath`, the envelope sender its attempt was made with (ours: Postmark has no such field), when recorded.
+ */
 function activityEventsOf(record: EventRecord, activeRecipients: readonly string[]): ActivityEvent[] {
   const occurredAt = Number(record.occurred_at_ms);
+  const returnPath: Record<string, string> = record.return_path ? { ReturnPath: record.return_path } : {};
   const one = (type: string, details: Record<string, string>): ActivityEvent[] => [
-    { type, recipient: record.recipient, occurredAt, details },
+    { type, recipient: record.recipient, occurredAt, details: { ...details, ...returnPath } },
   ];
   switch (record.type) {
     case 'Accepted':
@@ -385,7 +390,8 @@ export class ClickHouseActivityReader implements ActivityReader {
     // the message row is read from that day's partition only.
     const readEvents = () =>
       this.query<EventRecord>(
-        `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary ` +
+        `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary, ` +
+          `return_path ` +
           `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
           `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
         signal,

@@ -8,7 +8,7 @@ import {
 } from '@sendline/domain';
 
 /**
- * Rows of the activity store (infra/clickhouse/migrations/0001_activity.sql) and how
+ * Rows of the activity store (infra/clickhouse/migrations/0001_activity.sql, 0004_return_path.sql) and how
  * message events become them. The message row's state (phase, recipients' statuses,
  * listing status) is the domain's: the writer folds events with `evolveMessage` and
  * lists the message under `messageListingStatus` (deriveMessageStatus).
@@ -76,6 +76,8 @@ export interface MessageEventRow {
   next_attempt_at_ms: number;
   kafka_partition: number;
   kafka_offset: number;
+  /** The envelope sender an outcome's attempt was made with (its Return-Path); '' when not recorded. */
+  return_path: string;
 }
 
 /** The UTC day of an epoch-milliseconds time, `YYYY-MM-DD`: the partition of the day. */
@@ -226,6 +228,8 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
   let reason = '';
   let attempt = 0;
   let nextAttemptAt = 0;
+  const returnPath =
+    event.type === 'MessageAccepted' || event.type === 'MessageSent' ? '' : (event.data.returnPath ?? '');
   switch (event.type) {
     case 'MessageAccepted':
     case 'MessageSent':
@@ -283,5 +287,6 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
     next_attempt_at_ms: nextAttemptAt,
     kafka_partition: position?.partition ?? 0,
     kafka_offset: position ? Number(position.offset) : 0,
+    return_path: returnPath,
   };
 }

@@ -64,6 +64,7 @@ export const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, ColumnKin
   ['next_attempt_at_ms', 'number'],
   ['kafka_partition', 'number'],
   ['kafka_offset', 'number'],
+  ['return_path', 'string'],
 ];
 
 const TSV_SPECIAL = /[\\\t\n\r\0]/;
