@@ -191,7 +191,10 @@ export async function postfixReference(options: PostfixPeerOptions): Promise<Ref
     const results = await Promise.all(
       options.messages.map(({ message, raw }) =>
         limiter.run(() =>
-          delivery.send('bench.example.net', { envelope: envelopeOf(message, message.activeRecipients), raw }),
+          delivery.send('bench.example.net', {
+            envelope: envelopeOf(message, message.activeRecipients, message.from.email),
+            raw,
+          }),
         ),
       ),
     );

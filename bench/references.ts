@@ -64,7 +64,10 @@ export async function presignedToSink(
   const limiter = new Limiter(options.concurrency);
   const send = ({ message, raw }: (typeof raws)[number]) =>
     limiter.run(() =>
-      delivery.send('bench.example.net', { envelope: envelopeOf(message, message.activeRecipients), raw }),
+      delivery.send('bench.example.net', {
+        envelope: envelopeOf(message, message.activeRecipients, message.from.email),
+        raw,
+      }),
     );
   // Warm-up: the pool's connections opened and upgraded (STARTTLS) before the clock starts, with messages of their
   // own (sent again in the measured run, each of these was received twice by the mail server).

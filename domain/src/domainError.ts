@@ -61,6 +61,10 @@ export const DOMAIN_ERROR_CODES = [
   'InvalidDkimPublicKey',
   'InvalidDkimPrivateKey',
   'InvalidMailHost',
+  'InvalidReturnPathLabel',
+  'ReturnPathAlreadyAssigned',
+  'ReturnPathNotAssigned',
+  'ReturnPathVerificationFailed',
   'InvalidAllowance',
   'InvalidTimestamp',
   // Webhooks.

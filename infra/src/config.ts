@@ -33,7 +33,10 @@ export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceA
   };
 }
 
-/** The mail host named in a sending domain's MX and SPF records, unless SENDLINE_MAIL_HOST names another. */
+/**
+ * The service's mail host: the MX of every return path (where bounces and complaints come back), unless
+ * SENDLINE_MAIL_HOST names another.
+ */
 export const DEFAULT_MAIL_HOST = 'mail.sendline.dev';
 
 /** The mail host the DNS records to publish name: SENDLINE_MAIL_HOST, else DEFAULT_MAIL_HOST. */
@@ -42,15 +45,26 @@ export function mailHostFromEnv(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /**
+ * The domain a return path's SPF record includes (`v=spf1 include:<it> -all`): SENDLINE_SPF_DOMAIN, else the mail
+ * host. Its own SPF record lists the addresses the service sends from; a deployment whose senders and MX differ
+ * publishes that list at a name of its own (as SES's amazonses.com) and sets it here.
+ */
+export function spfDomainFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SENDLINE_SPF_DOMAIN || mailHostFromEnv(env);
+}
+
+/**
  * Where mail comes back: every message goes out with envelope sender `b.{token}@{return-path domain}`
  * (crypto/returnPathToken.ts), and our MX (apps/mx) takes mail for those addresses only. The return-path domains are
- * the service's own (SENDLINE_RETURN_PATH_DOMAIN) and, for every sending domain `d` of any organization,
- * `{label}.{d}` (SENDLINE_RETURN_PATH_LABEL), whose MX record points at our MX.
+ * the service's own (SENDLINE_RETURN_PATH_DOMAIN: the envelope sender's domain of mail from a domain whose return
+ * path is not verified yet, as Postmark and SES do) and each sending domain's own `{label}.{domain}`, whose MX
+ * record points at our MX.
  */
 export const DEFAULT_RETURN_PATH_DOMAIN = 'bounces.sendline.dev';
+/** The label of a new domain's return path, `<label>.<domain>`, unless SENDLINE_RETURN_PATH_LABEL names another. */
 export const DEFAULT_RETURN_PATH_LABEL = 'bounces';
 
-export interface ReturnPathSettings {
+export interface ReturnPathNames {
   /** The service's own return-path domain, lowercase. */
   domain: string;
   /** The label put before a sending domain to make its return-path domain, lowercase. */
@@ -59,7 +73,7 @@ export interface ReturnPathSettings {
 
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export function returnPathSettingsFromEnv(env: NodeJS.ProcessEnv = process.env): ReturnPathSettings {
+export function returnPathNamesFromEnv(env: NodeJS.ProcessEnv = process.env): ReturnPathNames {
   const domain = (env.SENDLINE_RETURN_PATH_DOMAIN || DEFAULT_RETURN_PATH_DOMAIN).trim().toLowerCase();
   const label = (env.SENDLINE_RETURN_PATH_LABEL || DEFAULT_RETURN_PATH_LABEL).trim().toLowerCase();
   if (!domain.split('.').every((part) => DNS_LABEL.test(part))) {
@@ -71,8 +85,21 @@ export function returnPathSettingsFromEnv(env: NodeJS.ProcessEnv = process.env):
   return { domain, label };
 }
 
+/**
+ * The return path label given to domains added from now on (and to domains added before return paths, when
+ * assigned one). A domain keeps the host it got: changing the label moves no domain.
+ */
+export function returnPathLabelFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return returnPathNamesFromEnv(env).label;
+}
+
+/** The service's own return-path domain (SENDLINE_RETURN_PATH_DOMAIN, else DEFAULT_RETURN_PATH_DOMAIN). */
+export function returnPathDomainFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  return returnPathNamesFromEnv(env).domain;
+}
+
 /** The return-path domain of a sending domain: `{label}.{domain}`, lowercase. */
-export function returnPathDomainOf(sendingDomain: string, settings: Pick<ReturnPathSettings, 'label'>): string {
+export function returnPathDomainOf(sendingDomain: string, settings: Pick<ReturnPathNames, 'label'>): string {
   return `${settings.label}.${sendingDomain.toLowerCase()}`;
 }
 

@@ -84,11 +84,13 @@ const accept =
     metadata: metadata(),
   });
 const sent = (messageId: string): MessageCommand => ({ type: 'RecordSent', data: { messageId }, metadata: metadata() });
+/** Most outcomes carry the envelope sender of their attempt (returnPath); one of each kind does not, as before. */
+const RETURN_PATH = 'b.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa@bounces.shop.example';
 const outcome =
-  (recipient: string, result: DeliveryOutcome) =>
+  (recipient: string, result: DeliveryOutcome, returnPath: string | undefined = RETURN_PATH) =>
   (messageId: string): MessageCommand => ({
     type: 'RecordDeliveryOutcome',
-    data: { messageId, recipient, outcome: result },
+    data: { messageId, recipient, outcome: result, ...(returnPath !== undefined && { returnPath }) },
     metadata: metadata(),
   });
 /** What came back after the SMTP conversation (a DSN, an ARF report, an automatic reply), in its received mail. */
@@ -130,13 +132,17 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       attempt: 1,
       nextAttemptAt: clock + 60_000,
     }),
-    outcome('erin@customer.example', {
-      kind: 'Deferred',
-      reason: 'timeout',
-      summary: 'The receiving server did not answer in time',
-      attempt: 1,
-      nextAttemptAt: clock + 60_000,
-    }),
+    outcome(
+      'erin@customer.example',
+      {
+        kind: 'Deferred',
+        reason: 'timeout',
+        summary: 'The receiving server did not answer in time',
+        attempt: 1,
+        nextAttemptAt: clock + 60_000,
+      },
+      undefined,
+    ),
     outcome('frank@customer.example', {
       kind: 'SoftBounced',
       reason: 'PermanentFailure',
@@ -144,12 +150,16 @@ function sampleEvents(): Array<MessageEvent | SuppressionEvent> {
       summary: 'Mailbox full',
       attempts: 1,
     }),
-    outcome('grace@customer.example', {
-      kind: 'SoftBounced',
-      reason: 'RetriesExhausted',
-      summary: 'Could not connect to the receiving server: ECONNREFUSED',
-      attempts: 19,
-    }),
+    outcome(
+      'grace@customer.example',
+      {
+        kind: 'SoftBounced',
+        reason: 'RetriesExhausted',
+        summary: 'Could not connect to the receiving server: ECONNREFUSED',
+        attempts: 19,
+      },
+      undefined,
+    ),
     outcome('dave@customer.example', {
       kind: 'PolicyRejected',
       smtpResponse: '550 5.7.26 unauthenticated',

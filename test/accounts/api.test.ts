@@ -116,17 +116,25 @@ describe('GET /v1/domains', () => {
     });
     expect(verified.dnsRecords.map((r: { purpose: string; state: string }) => [r.purpose, r.state])).toEqual([
       ['ownership', 'verified'],
-      ['mx', 'not_checked'],
-      ['spf', 'not_checked'],
+      ['mx', 'pending'],
+      ['spf', 'pending'],
       ['dkim', 'not_checked'],
       ['dmarc', 'not_checked'],
     ]);
+    // The return path's records, on bounces.<domain>: the domain's own MX is never asked for.
+    expect(verified.returnPath).toEqual({ host: `bounces.${a.domain}`, verified: false, verifiedAt: null });
     expect(verified.dnsRecords[1]).toMatchObject({
       type: 'MX',
-      name: a.domain,
+      name: `bounces.${a.domain}`,
       value: api.deps.mailHost,
       priority: 10,
     });
+    expect(verified.dnsRecords[2]).toMatchObject({
+      type: 'TXT',
+      name: `bounces.${a.domain}`,
+      value: `v=spf1 include:${api.deps.mailHost} -all`,
+    });
+    expect(verified.dnsRecordsToRemove).toEqual([]);
     const unverified = fromA.body.domains.find((d: { name: string }) => d.name === pending.name);
     expect(unverified).toMatchObject({ verified: false, verifiedAt: null });
     expect(unverified.dnsRecords[0]).toMatchObject({

@@ -8,6 +8,7 @@ import {
   SuppressionView,
   type Redis,
 } from '@sendline/infra';
+import type { AccountEvent } from '@sendline/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testAccountsService } from '../support/api';
 import { addresses } from '../support/services';
@@ -46,7 +47,9 @@ interface DomainJson {
   name: string;
   verified: boolean;
   dkimSelector: string;
+  returnPath: { host: string; verified: boolean } | null;
   dnsRecords: DnsRecordJson[];
+  dnsRecordsToRemove: DnsRecordJson[];
 }
 
 let redis: Redis;
@@ -194,17 +197,19 @@ describe('admin domain', () => {
       name: '_sendline.mail.acme.example',
       value: `sendline-verification=${stored.verificationToken}`,
     });
+    // MX and SPF on the return path, bounces.<domain>, never on the domain itself.
     expect(byPurpose.mx).toMatchObject({
       type: 'MX',
-      name: 'mail.acme.example',
+      name: 'bounces.mail.acme.example',
       value: 'mx.sendline.example',
       priority: 10,
     });
     expect(byPurpose.spf).toMatchObject({
       type: 'TXT',
-      name: 'mail.acme.example',
-      value: 'v=spf1 include:mx.sendline.example ~all',
+      name: 'bounces.mail.acme.example',
+      value: 'v=spf1 include:mx.sendline.example -all',
     });
+    expect(stored.returnPath).toMatchObject({ host: 'bounces.mail.acme.example', verifiedAt: null });
     expect(byPurpose.dmarc).toMatchObject({
       type: 'TXT',
       name: '_dmarc.mail.acme.example',
@@ -245,6 +250,53 @@ describe('admin domain', () => {
     expect(refusal(twice)).toBe('admin: twice.acme.example is already a domain of the organization');
     expect(refusal(missing)).toBe(
       'admin: other.acme.example is not a domain of the organization (admin domain list shows them)',
+    );
+  });
+
+  it('gives a domain added before return paths its return path by an event, and asks for the old MX to go', async () => {
+    const org = await newOrganization();
+    const domain = `legacy-${randomUUID().slice(0, 8)}.acme.example`;
+    // The domain as an earlier version added it: its DomainAdded holds no return path.
+    const legacy: AccountEvent = {
+      type: 'DomainAdded',
+      data: {
+        domain,
+        verificationToken: 'k3Jd9sLq0ZtW2xYv8BnM4cRf',
+        dkimSelector: 'sl20240601',
+        dkimPublicKey: 'MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCs',
+        dkimPrivateKeyEncrypted: 'v1.aXY.dGFn.c2VjcmV0',
+      },
+      metadata: {
+        eventId: randomUUID(),
+        organizationId: org.id,
+        occurredAt: Date.now() - 86_400_000,
+        schemaVersion: 1,
+      },
+    };
+    await store.append([legacy]);
+    await view.apply([legacy]);
+    const before = await adminJson<DomainJson[]>(['domain', 'list', '--org', org.id]);
+    expect(before[0]).toMatchObject({ returnPath: null });
+    expect(before[0]!.dnsRecords.map((r) => r.purpose)).toEqual(['ownership', 'dkim', 'dmarc']);
+
+    const env = { SENDLINE_MAIL_HOST: 'mx.sendline.example', SENDLINE_RETURN_PATH_LABEL: 'rp' };
+    const run = ['domain', 'assign-return-path', '--org', org.id, '--domain', domain];
+    const [assigned] = await adminJson<(DomainJson & { assigned: boolean })[]>(run, env);
+    expect(assigned).toMatchObject({ assigned: true, returnPath: { host: `rp.${domain}`, verified: false } });
+    expect(assigned!.dnsRecords.filter((r) => r.purpose === 'mx' || r.purpose === 'spf')).toEqual([
+      { type: 'MX', name: `rp.${domain}`, value: 'mx.sendline.example', priority: 10, purpose: 'mx' },
+      { type: 'TXT', name: `rp.${domain}`, value: 'v=spf1 include:mx.sendline.example -all', purpose: 'spf' },
+    ]);
+    expect(assigned!.dnsRecordsToRemove).toEqual([
+      { type: 'MX', name: domain, value: 'mx.sendline.example', priority: 10, purpose: 'mx' },
+    ]);
+    expect((await view.domain(org.id, domain))?.returnPath).toMatchObject({ host: `rp.${domain}` });
+
+    // Fixed from then on: the same label decides nothing, another label is refused.
+    expect((await adminJson<{ assigned: boolean }[]>(run, env))[0]).toMatchObject({ assigned: false });
+    const moved = await admin(run, { SENDLINE_RETURN_PATH_LABEL: 'bounces' });
+    expect(refusal(moved)).toBe(
+      `admin: ${domain} already has the return path rp.${domain}; it stays (not moved to bounces.${domain})`,
     );
   });
 

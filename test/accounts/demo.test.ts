@@ -93,10 +93,11 @@ describe('the demo organization', () => {
       keys: { live: expect.stringMatching(/^sl_live_/), test: expect.stringMatching(/^sl_test_/) },
     });
 
-    // Its records are in the zone file, and the view says DNS verified the domain.
+    // Its records are in the zone file, and the view says DNS verified the domain and its return path.
     const zone = await readZoneFile(join(directory, 'dns-zone.json'));
     const stored = (await api.deps.accounts.domain(credentials.organizationId, 'demo.sendline.test'))!;
     expect(stored.verified).toBe(true);
+    expect(stored.returnPath).toMatchObject({ host: 'bounces.demo.sendline.test', verifiedAt: expect.any(Number) });
     expect(zone).toEqual(
       expect.arrayContaining([
         {
@@ -104,10 +105,12 @@ describe('the demo organization', () => {
           name: '_sendline.demo.sendline.test',
           value: `sendline-verification=${stored.verificationToken}`,
         },
-        expect.objectContaining({ type: 'MX', name: 'demo.sendline.test' }),
+        expect.objectContaining({ type: 'MX', name: 'bounces.demo.sendline.test' }),
+        expect.objectContaining({ type: 'TXT', name: 'bounces.demo.sendline.test' }),
         expect.objectContaining({ type: 'TXT', name: `${stored.dkimSelector}._domainkey.demo.sendline.test` }),
       ]),
     );
+    expect(zone.filter((record) => record.type === 'MX' && record.name === 'demo.sendline.test')).toEqual([]);
 
     // The keys work against the API, with every scope.
     const me = await call(api.baseUrl, 'GET', '/me', { key: credentials.keys.live });

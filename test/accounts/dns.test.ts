@@ -57,7 +57,8 @@ async function organizationWithDomain(domain: string) {
   ]);
   const added = await adminJson<DomainJson>(['domain', 'add', '--org', org.id, '--domain', domain]);
   const ownership = added.dnsRecords.find((record) => record.purpose === 'ownership')!;
-  return { org, ownership };
+  const returnPath = added.dnsRecords.filter((record) => record.purpose === 'mx' || record.purpose === 'spf');
+  return { org, ownership, returnPath };
 }
 
 const dnsEnv = () => ({ SENDLINE_DNS_SERVERS: server.address, SENDLINE_DNS_TIMEOUT_MS: '500' });
@@ -124,6 +125,61 @@ describe('admin domain verify', () => {
     } finally {
       silent.close();
     }
+  });
+});
+
+describe('admin domain verify-return-path', () => {
+  it("verifies a return path whose MX and SPF records are published at bounces.<domain>, not the domain's own", async () => {
+    const domain = `${crypto.randomUUID().slice(0, 8)}.return.example`;
+    const { org, returnPath } = await organizationWithDomain(domain);
+    expect(returnPath.map((record) => [record.type, record.name])).toEqual([
+      ['MX', `bounces.${domain}`],
+      ['TXT', `bounces.${domain}`],
+    ]);
+    zone.publish(...returnPath.map((record) => ({ ...record, type: record.type as 'MX' | 'TXT' })), {
+      type: 'TXT',
+      name: `bounces.${domain}`,
+      value: 'some-other-service=abc',
+    });
+
+    const run = ['domain', 'verify-return-path', '--org', org.id, '--domain', domain];
+    const verified = await adminJson<DomainJson & { returnPath: { host: string; verified: boolean } }>(run, dnsEnv());
+    expect(verified).toMatchObject({
+      alreadyVerified: false,
+      returnPath: { host: `bounces.${domain}`, verified: true },
+    });
+    expect((await view.domain(org.id, domain))?.returnPath).toMatchObject({ verifiedAt: expect.any(Number) });
+    expect(await adminJson<DomainJson>(run, dnsEnv())).toMatchObject({ alreadyVerified: true });
+  });
+
+  it('refuses when the records are missing, naming each one and what to publish', async () => {
+    const domain = `${crypto.randomUUID().slice(0, 8)}.noreturn.example`;
+    const { org, returnPath } = await organizationWithDomain(domain);
+    const [mx, spf] = returnPath;
+    // The MX on the domain itself, as earlier instructions had it, does not count.
+    zone.publish({ type: 'MX', name: domain, value: mx!.value, priority: 10 });
+
+    const run = await admin(['domain', 'verify-return-path', '--org', org.id, '--domain', domain], dnsEnv());
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(
+      `admin: return path bounces.${domain} not verified: no MX record found at bounces.${domain}; ` +
+        `publish MX bounces.${domain} 10 ${mx!.value}; no SPF record (TXT "v=spf1 …") found at bounces.${domain}; ` +
+        `publish TXT bounces.${domain} "${spf!.value}"`,
+    );
+    expect((await view.domain(org.id, domain))?.returnPath).toMatchObject({ verifiedAt: null });
+  });
+
+  it('refuses an MX to another host, naming it', async () => {
+    const domain = `${crypto.randomUUID().slice(0, 8)}.othermx.example`;
+    const { org, returnPath } = await organizationWithDomain(domain);
+    const [mx, spf] = returnPath;
+    zone.publish(
+      { type: 'MX', name: mx!.name, value: 'mx.elsewhere.example', priority: 10 },
+      { type: 'TXT', name: spf!.name, value: spf!.value },
+    );
+    const run = await admin(['domain', 'verify-return-path', '--org', org.id, '--domain', domain], dnsEnv());
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`the MX of bounces.${domain} is mx.elsewhere.example, not ${mx!.value}`);
   });
 });
 

@@ -92,6 +92,7 @@ describe('POST /v1/email with a live key', () => {
         dkimSelector: 'sl1',
         dkimPublicKey: (await api.deps.accounts.domain(other.organizationId, other.domain))!.dkimPublicKey,
         dkimPrivateKeyEncrypted: 'v1.x.y.z',
+        returnPathLabel: 'bounces',
       },
     });
     const domains = [...(await api.deps.accounts.domains(other.organizationId)).keys()];

@@ -11,7 +11,7 @@ import {
   type Redis,
   type StoredEvent,
 } from '@sendline/infra';
-import { CachedSendingDomains, mxConfigFromEnv, MxServer, type MxConfig } from '@sendline/mx';
+import { CachedReturnPathHosts, mxConfigFromEnv, MxServer, type MxConfig } from '@sendline/mx';
 import type { MailReceived } from '@sendline/domain';
 import { addresses, uniqueName } from '../support/services';
 
@@ -178,7 +178,7 @@ export function startTestMx(options: {
   return MxServer.start({
     config: testMxConfig(options.config),
     store: options.store,
-    sendingDomains: new CachedSendingDomains({ load: () => options.accounts.allDomainNames(), ttlMs: 1000 }),
+    returnPathHosts: new CachedReturnPathHosts({ load: () => options.accounts.allReturnPathHosts(), ttlMs: 1000 }),
     tokenKey: returnPathKey(options.secretKey),
     logger: pino({ level: process.env.MX_TEST_LOG ?? 'silent' }),
   });

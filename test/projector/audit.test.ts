@@ -26,6 +26,7 @@ import {
   createRedis,
   EventStore,
   mailHostFromEnv,
+  mxResolverFromEnv,
   prefixedTopicNames,
   deleteKeys,
   secretKeyFromEnv,
@@ -117,6 +118,7 @@ describe('the audit, projected from the account history', () => {
       mailHost: mailHostFromEnv(),
       secretKey: () => secretKeyFromEnv(),
       resolveTxt: txtResolverFromEnv(),
+      resolveMx: mxResolverFromEnv(),
       actor: 'ops@acme.example',
     });
     await accounts.createOrganization({ id: orgA, name: 'Acme', adminEmail: 'admin@acme.example' });

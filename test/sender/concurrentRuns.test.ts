@@ -55,6 +55,10 @@ describe('two runs of the same message in one sender at once', () => {
     const events = await tap.waitForMessage(messageId, (found) => found.some((e) => e.type === 'MessageDelivered'));
     const delivered = tap.allEvents((e) => e.type === 'MessageDelivered' && dataOf(e).messageId === messageId);
     expect(new Set(delivered.map((e) => e.metadata.eventId)).size).toBe(1);
+    // The run that took its Delivered from the guard records the envelope sender the first run sent with.
+    const envelopeFrom = mail.messages().find((m) => m.recipients.includes(recipient))!.envelopeFrom;
+    expect(envelopeFrom).toMatch(/^b\./);
+    expect(delivered.map((e) => dataOf(e).returnPath)).toEqual(delivered.map(() => envelopeFrom));
     expect(events.filter((e) => e.type === 'MessageSent')).toHaveLength(1);
   });
 });

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
 import { positionNewGroup, type Sender } from '@sendline/sender';
-import { createClickHouse, secretKeyFromEnv, type ClickHouseClient, type TestMailServer } from '@sendline/infra';
+import {
+  createClickHouse,
+  readReturnPathAddress,
+  returnPathKey,
+  secretKeyFromEnv,
+  type ClickHouseClient,
+  type TestMailServer,
+} from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
 import { call } from '../support/http';
@@ -66,6 +73,7 @@ afterAll(async () => {
 
 describe('a message sent through the API', () => {
   it('is received by the recipients’ server with a valid DKIM signature, and its events are Accepted, Sent, Delivered', async () => {
+    // Each recipient in its own transaction, with its own envelope sender (below).
     const to = unique('ann');
     const cc = unique('carl');
     const bcc = unique('bea');
@@ -97,15 +105,33 @@ describe('a message sent through the API', () => {
     expect(response.body).toMatchObject({ ErrorCode: 0 });
     const messageId: string = response.body.MessageID;
 
-    const received = await eventually(
-      async () => mail.messages().find((m) => m.messageId === `<${messageId}@${org.domain}>`),
+    const copies = await eventually(
+      async () => {
+        const found = mail.messages().filter((m) => m.messageId === `<${messageId}@${org.domain}>`);
+        return found.length === 3 ? found : undefined;
+      },
       30_000,
-      'the message at the mail server',
+      'the message at the mail server, once for each recipient',
     );
     const selector = (await api.deps.accounts.domain(org.organizationId, org.domain))!.dkimSelector;
-    expect(received.dkim).toEqual({ result: 'pass', domain: org.domain, selector });
-    expect(received.envelopeFrom).toBe(`orders@${org.domain}`);
-    expect(received.recipients.map((r) => r.toLowerCase()).sort()).toEqual([to, cc, bcc].sort());
+    const activeRecipients = [to, cc, bcc];
+    const key = returnPathKey(secretKeyFromEnv());
+    for (const copy of copies) {
+      expect(copy.dkim).toEqual({ result: 'pass', domain: org.domain, selector });
+      expect(copy.recipients).toHaveLength(1);
+      // MAIL FROM:<b.{token}@…>: the domain's return path is not verified, so the service's own domain; the token
+      // reads back to this message and this recipient (its index among the active recipients).
+      expect(copy.envelopeFrom).toMatch(/^b\.[a-z2-7]{44}@bounces\.sendline\.dev$/);
+      expect(readReturnPathAddress(key, copy.envelopeFrom)).toEqual({
+        ok: true,
+        messageId,
+        recipientIndex: activeRecipients.indexOf(copy.recipients[0]!.toLowerCase()),
+      });
+    }
+    expect(copies.flatMap((m) => m.recipients.map((r) => r.toLowerCase())).sort()).toEqual([to, cc, bcc].sort());
+    // The same bytes (and DKIM signature) for every recipient.
+    expect(new Set(copies.map((m) => m.raw!.toString('base64'))).size).toBe(1);
+    const received = copies[0]!;
     const header = (name: string) => received.headers.find((h) => h.name.toLowerCase() === name.toLowerCase())?.value;
     expect(header('To')).toBe(`Ann Example <${to}>`);
     expect(header('Cc')).toBe(cc);
@@ -136,6 +162,12 @@ describe('a message sent through the API', () => {
     expect(dataOf(delivered[0])).toMatchObject({ destinationServer: mail.host });
     expect(dataOf(delivered[0]).smtpResponse).toMatch(/^250 /);
     for (const address of [to, cc, bcc]) expect(mail.deliveriesTo(address)).toBe(1);
+    // Each Delivered records the envelope sender its recipient was sent with.
+    const envelopeSenderOf = (address: string) =>
+      copies.find((m) => m.recipients[0]!.toLowerCase() === address)!.envelopeFrom;
+    for (const event of delivered) {
+      expect(dataOf(event).returnPath).toBe(envelopeSenderOf(dataOf(event).recipient));
+    }
 
     // The message's details, as a client reads them (the activity projector wrote them to ClickHouse).
     const details = await eventually(
@@ -149,7 +181,35 @@ describe('a message sent through the API', () => {
     for (const address of [to, cc, bcc]) {
       const kinds = details.MessageEvents.filter((e: any) => e.Recipient === address).map((e: any) => e.Type);
       expect(kinds).toEqual(['Accepted', 'Sent', 'Delivered']);
+      const deliveredEvent = details.MessageEvents.find((e: any) => e.Recipient === address && e.Type === 'Delivered');
+      expect(deliveredEvent.Details.ReturnPath).toBe(envelopeSenderOf(address));
     }
+  });
+
+  it('leaves with envelope senders under the From domain’s return path once that is verified', async () => {
+    const domain = await org.addDomain(`${randomUUID().slice(0, 8)}.example.test`, { verifyReturnPath: true });
+    expect(domain.returnPath).toMatchObject({ host: `bounces.${domain.name}`, verified: true });
+    const to = unique('rp');
+    const response = await send(email(`orders@${domain.name}`, to));
+    expect(response.body).toMatchObject({ ErrorCode: 0 });
+    const messageId: string = response.body.MessageID;
+    const received = await eventually(
+      async () => mail.messages().find((m) => m.messageId === `<${messageId}@${domain.name}>`),
+      30_000,
+      'the message at the mail server',
+    );
+    expect(received.envelopeFrom).toMatch(
+      new RegExp(`^b\\.[a-z2-7]{44}@bounces\\.${domain.name.replace(/\./g, '\\.')}$`),
+    );
+    expect(readReturnPathAddress(returnPathKey(secretKeyFromEnv()), received.envelopeFrom)).toEqual({
+      ok: true,
+      messageId,
+      recipientIndex: 0,
+    });
+    const [deliveredEvent] = await tap
+      .waitForMessage(messageId, (found) => found.some((e) => e.type === 'MessageDelivered'))
+      .then((events) => events.filter((e) => e.type === 'MessageDelivered'));
+    expect(dataOf(deliveredEvent).returnPath).toBe(received.envelopeFrom);
   });
 });
 
@@ -164,6 +224,7 @@ describe('a recipient whose server answers 550 5.1.1', () => {
       (found) => found.some((e) => e.type === 'MessageHardBounced') && found.some((e) => e.type === 'MessageDelivered'),
     );
     const bounce = events.find((e) => e.type === 'MessageHardBounced');
+    expect(dataOf(bounce).returnPath).toMatch(/^b\.[a-z2-7]{44}@bounces\.sendline\.dev$/);
     expect(dataOf(bounce)).toMatchObject({
       recipient: bad,
       statusCode: 550,

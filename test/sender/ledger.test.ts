@@ -28,18 +28,29 @@ describe('the delivery ledger when Redis does not take a guard', () => {
     const group = `test-ledger-${randomUUID().slice(0, 8)}`;
     const ledger = new DeliveryLedger(redis, 60_000, group, { guardRedis: unreachable, guardAttempts: 2 });
     const messageId = randomUUID();
-    await expect(ledger.markAccepted(messageId, ['ann@example.net'], '250 2.0.0 OK', 'mx.example.net')).rejects.toThrow(
-      /guard could not be written/,
-    );
+    const returnPath = 'b.abc@bounces.sendline.dev';
+    await expect(
+      ledger.markAccepted(messageId, ['ann@example.net'], '250 2.0.0 OK', 'mx.example.net', returnPath),
+    ).rejects.toThrow(/guard could not be written/);
     const read = await ledger.read([{ messageId }]);
     expect(read.get(messageId)?.recipients.get('ann@example.net')).toMatchObject({
       state: 'accepted',
       response: '250 2.0.0 OK',
       host: 'mx.example.net',
+      returnPath,
     });
     // Written now: a sender started afresh (no memory) reads it from Redis.
     const fresh = new DeliveryLedger(redis, 60_000, group);
     const again = await fresh.read([{ messageId }]);
-    expect(again.get(messageId)?.recipients.get('ann@example.net')?.state).toBe('accepted');
+    expect(again.get(messageId)?.recipients.get('ann@example.net')).toMatchObject({ state: 'accepted', returnPath });
+  });
+
+  it('keeps the envelope sender in the guard Redis applies', async () => {
+    const ledger = new DeliveryLedger(redis, 60_000, `test-ledger-${randomUUID().slice(0, 8)}`);
+    const messageId = randomUUID();
+    const returnPath = 'b.xyz@bounces.shop.example';
+    await ledger.markAccepted(messageId, ['bo@example.net'], '250 OK', 'mx.example.net', returnPath);
+    const read = await ledger.read([{ messageId }]);
+    expect(read.get(messageId)?.recipients.get('bo@example.net')).toMatchObject({ state: 'accepted', returnPath });
   });
 });

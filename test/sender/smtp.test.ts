@@ -132,7 +132,7 @@ describe('one SMTP transaction', () => {
     const delivery = new SmtpDelivery(new RelayRouter(server.host, server.port), { heloName: 'test.sendline' });
     try {
       const results = await delivery.send('dest.test', {
-        envelope: envelopeOf(data, data.activeRecipients),
+        envelope: envelopeOf(data, data.activeRecipients, data.from.email),
         raw: await signed(data),
       });
       const byRecipient = new Map(results.map((r) => [r.recipient, r]));
@@ -162,7 +162,10 @@ describe('one SMTP transaction', () => {
     const raw = await signed(data);
     const delivery = new SmtpDelivery(new RelayRouter(server.host, server.port), { heloName: 'test.sendline' });
     try {
-      const results = await delivery.send('dest.test', { envelope: envelopeOf(data, data.activeRecipients), raw });
+      const results = await delivery.send('dest.test', {
+        envelope: envelopeOf(data, data.activeRecipients, data.from.email),
+        raw,
+      });
       expect(results.map((r) => r.accepted)).toEqual([true]);
       const received = server.messages().find((m) => m.messageId === '<msg-bytes@shop.example.test>');
       expect(received?.raw?.equals(raw)).toBe(true);
@@ -178,7 +181,7 @@ describe('one SMTP transaction', () => {
     const delivery = new SmtpDelivery(new RelayRouter(server.host, server.port), { heloName: 'test.sendline' });
     try {
       const results = await delivery.send('dest.test', {
-        envelope: envelopeOf(data, data.activeRecipients),
+        envelope: envelopeOf(data, data.activeRecipients, data.from.email),
         raw: await signed(data),
       });
       expect(results.map((r) => (r.accepted ? 'accepted' : r.error.kind))).toEqual(['connection', 'connection']);
@@ -204,7 +207,7 @@ describe('MX routing', () => {
     const delivery = new SmtpDelivery(router, { heloName: 'test.sendline', connectionTimeoutMs: 2000 });
     try {
       const [result] = await delivery.send('mx-route.test', {
-        envelope: envelopeOf(data, data.activeRecipients),
+        envelope: envelopeOf(data, data.activeRecipients, data.from.email),
         raw: await signed(data),
       });
       expect(result).toMatchObject({ accepted: true, host: '127.0.0.1' });

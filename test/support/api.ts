@@ -10,14 +10,17 @@ import {
   type SystemOrganizationStatus,
 } from '@sendline/application';
 import {
+  createMxResolver,
   createTxtResolver,
   mailHostFromEnv,
   MemoryZone,
+  mxResolverFromEnv,
   secretKeyFromEnv,
   startDnsServer,
   systemSenderFromEnv,
   txtResolverFromEnv,
   type HostResolver,
+  type MxResolver,
   type TxtResolver,
 } from '@sendline/infra';
 import { addresses } from './services';
@@ -77,8 +80,11 @@ export interface TestOrganization {
   service: AccountsService;
   /** Issues another key (e.g. with fewer scopes). */
   issueKey(scopes: Scope[], mode?: 'live' | 'test'): Promise<{ token: string; keyId: string }>;
-  /** Adds another domain (with its DKIM keys), verified through DNS unless `verify` is false. */
-  addDomain(domain: string, options?: { verify?: boolean }): Promise<DomainSummary>;
+  /**
+   * Adds another domain (with its DKIM keys), verified through DNS unless `verify` is false; its return path too
+   * when `verifyReturnPath` is true.
+   */
+  addDomain(domain: string, options?: { verify?: boolean; verifyReturnPath?: boolean }): Promise<DomainSummary>;
   /** Runs one account command through the decider, appends its events and applies them to the view. */
   run(command: AccountCommandInput): Promise<AccountEvent[]>;
 }
@@ -88,12 +94,12 @@ const ALL_SCOPES: Scope[] = [...API_KEY_SCOPES];
 /**
  * The console's account use cases on `deps`' event store and accounts view, configured as the console would be
  * from the test environment: its SENDLINE_SECRET_KEY seals DKIM keys, the mail host is `deps.mailHost` (else
- * SENDLINE_MAIL_HOST or the default), and domains are verified with `resolveTxt` (else SENDLINE_DNS_SERVERS or
- * the system's resolver).
+ * SENDLINE_MAIL_HOST or the default; the SPF domain is the mail host), and domains and return paths are verified
+ * with `resolveTxt` and `resolveMx` (else SENDLINE_DNS_SERVERS or the system's resolver).
  */
 export function testAccountsService(
   deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'mailHost'>>,
-  options: { resolveTxt?: TxtResolver } = {},
+  options: { resolveTxt?: TxtResolver; resolveMx?: MxResolver } = {},
 ): AccountsService {
   return new AccountsService({
     store: deps.store,
@@ -101,6 +107,18 @@ export function testAccountsService(
     mailHost: deps.mailHost ?? mailHostFromEnv(),
     secretKey: () => secretKeyFromEnv(),
     resolveTxt: options.resolveTxt ?? txtResolverFromEnv(),
+    resolveMx: options.resolveMx ?? mxResolverFromEnv(),
+  });
+}
+
+/** The account use cases of `testAccountsService`, looking names up at one DNS server (`host:port`). */
+export function accountsServiceAt(
+  deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'mailHost'>>,
+  dnsServer: string,
+): AccountsService {
+  return testAccountsService(deps, {
+    resolveTxt: createTxtResolver({ servers: [dnsServer] }),
+    resolveMx: createMxResolver({ servers: [dnsServer] }),
   });
 }
 
@@ -111,18 +129,24 @@ export function testAccountsService(
  */
 export async function createTestOrganization(
   deps: Pick<ApiDependencies, 'store' | 'accounts'> & Partial<Pick<ApiDependencies, 'mailHost'>>,
-  options: { domain?: string; allowance?: number | null } = {},
+  options: { domain?: string; allowance?: number | null; verifyReturnPath?: boolean } = {},
 ): Promise<TestOrganization> {
   const zone = new MemoryZone();
   const service = testAccountsService(deps);
-  const addDomain = async (domain: string, { verify = true }: { verify?: boolean } = {}) => {
+  const addDomain = async (
+    domain: string,
+    { verify = true, verifyReturnPath = false }: { verify?: boolean; verifyReturnPath?: boolean } = {},
+  ) => {
     const added = await service.addDomain(organizationId, domain);
-    if (!verify) return added;
+    if (!verify && !verifyReturnPath) return added;
     zone.publish(...added.dnsRecords);
     const dns = await startDnsServer({ zone });
     try {
-      const verifier = testAccountsService(deps, { resolveTxt: createTxtResolver({ servers: [dns.address] }) });
-      return (await verifier.verifyDomain(organizationId, added.name)).domain;
+      const verifier = accountsServiceAt(deps, dns.address);
+      let summary = added;
+      if (verify) summary = (await verifier.verifyDomain(organizationId, added.name)).domain;
+      if (verifyReturnPath) summary = (await verifier.verifyReturnPath(organizationId, added.name)).domain;
+      return summary;
     } finally {
       await dns.close();
     }
@@ -135,7 +159,9 @@ export async function createTestOrganization(
     name: `Test org ${randomUUID().slice(0, 8)}`,
     adminEmail: 'admin@example.test',
   });
-  const domain = await addDomain(options.domain ?? `${randomUUID().slice(0, 8)}.example.test`);
+  const domain = await addDomain(options.domain ?? `${randomUUID().slice(0, 8)}.example.test`, {
+    verifyReturnPath: options.verifyReturnPath ?? false,
+  });
   if (options.allowance !== undefined) await service.setAllowance(organizationId, options.allowance);
   const live = await issueKey(ALL_SCOPES, 'live');
   const test = await issueKey(ALL_SCOPES, 'test');
@@ -164,7 +190,7 @@ export async function ensureTestSystemOrganization(
   const dns = await startDnsServer({ zone });
   try {
     return await ensureSystemOrganization({
-      accounts: testAccountsService(deps, { resolveTxt: createTxtResolver({ servers: [dns.address] }) }),
+      accounts: accountsServiceAt(deps, dns.address),
       view: deps.accounts,
       sender,
       publish: async (records) => zone.publish(...records),

@@ -13,10 +13,16 @@ export function dkimSelectorFor(now: number): string {
 }
 
 /**
- * What the `AddDomain` command carries for a new sending domain: its ownership token and an RSA-2048 DKIM key
- * pair whose private key is sealed with `secretKey` (only the sealed key enters the event).
+ * What the `AddDomain` command carries for a new sending domain: its ownership token, an RSA-2048 DKIM key
+ * pair whose private key is sealed with `secretKey` (only the sealed key enters the event), and the label of its
+ * return path.
  */
-export async function newSendingDomain(domain: string, now: number, secretKey: Buffer): Promise<AddDomain['data']> {
+export async function newSendingDomain(
+  domain: string,
+  now: number,
+  secretKey: Buffer,
+  returnPathLabel: string,
+): Promise<AddDomain['data']> {
   const { publicKey, privateKey } = await generateRsaKeyPair('rsa', {
     modulusLength: DKIM_MODULUS_BITS,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -28,5 +34,6 @@ export async function newSendingDomain(domain: string, now: number, secretKey: B
     dkimSelector: dkimSelectorFor(now),
     dkimPublicKey: publicKey,
     dkimPrivateKeyEncrypted: encryptSecret(privateKey, secretKey),
+    returnPathLabel,
   };
 }

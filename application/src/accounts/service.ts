@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
   DomainError,
+  domainStateOf,
+  joinTxtRecord,
   normalizeDomainName,
   organizationDecider,
   verificationRecordName,
@@ -8,8 +10,17 @@ import {
   type AccountEvent,
   type DomainState,
   type OrganizationState,
+  type ServiceDnsNames,
 } from '@sendline/domain';
-import { CommandHandler, hashApiKey, type AccountsView, type EventAppender, type TxtResolver } from '@sendline/infra';
+import {
+  CommandHandler,
+  DEFAULT_RETURN_PATH_LABEL,
+  hashApiKey,
+  type AccountsView,
+  type EventAppender,
+  type MxResolver,
+  type TxtResolver,
+} from '@sendline/infra';
 import { newApiKey } from './apiKeys';
 import { newSendingDomain } from './sendingDomains';
 import {
@@ -22,6 +33,7 @@ import {
   type IssuedApiKey,
   type MemberSummary,
   type OrganizationSummary,
+  type ReturnPathVerification,
 } from './summaries';
 
 /**
@@ -47,12 +59,18 @@ export type AccountCommandInput = WithoutMetadata<AccountCommand>;
 export interface AccountsServiceOptions {
   store: EventAppender;
   view: AccountsView;
-  /** The mail host named in the MX and SPF records to publish. */
+  /** The mail host: every return path's MX (SENDLINE_MAIL_HOST). */
   mailHost: string;
+  /** The domain every return path's SPF record includes (SENDLINE_SPF_DOMAIN); default: the mail host. */
+  spfDomain?: string;
+  /** The label of the return path given to domains (SENDLINE_RETURN_PATH_LABEL); default `bounces`. */
+  returnPathLabel?: string;
   /** The key that seals DKIM private keys: asked for when a domain is added, so other commands run without it. */
   secretKey: () => Buffer;
-  /** TXT lookups for domain verification. */
+  /** TXT lookups for domain and return path verification. */
   resolveTxt: TxtResolver;
+  /** MX lookups for return path verification. */
+  resolveMx: MxResolver;
   now?: () => number;
   newId?: () => string;
   /** Who runs the commands, recorded in their events for the audit (a member's address, 'admin command line'). */
@@ -73,13 +91,16 @@ export class AccountsService {
   private readonly newId: () => string;
   private readonly view: AccountsView;
   private readonly commands: CommandHandler<OrganizationState, AccountCommand, AccountEvent>;
-  readonly mailHost: string;
+  /** The service's names the records to publish point to. */
+  readonly dnsNames: ServiceDnsNames;
+  readonly returnPathLabel: string;
 
   constructor(private readonly options: AccountsServiceOptions) {
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.view = options.view;
-    this.mailHost = options.mailHost;
+    this.dnsNames = { mailHost: options.mailHost, spfDomain: options.spfDomain || options.mailHost };
+    this.returnPathLabel = options.returnPathLabel || DEFAULT_RETURN_PATH_LABEL;
     this.commands = new CommandHandler({
       decider: organizationDecider,
       store: options.store,
@@ -187,7 +208,8 @@ export class AccountsService {
 
   /**
    * Adds a sending domain: makes its ownership token and an RSA-2048 DKIM key pair, seals the private
-   * key, and returns the records to publish. The private key is never returned.
+   * key, gives it its return path (`<returnPathLabel>.<domain>`), and returns the records to publish. The private
+   * key is never returned.
    */
   async addDomain(organizationId: string, domain: string): Promise<DomainSummary> {
     const name = normalizeDomainName(domain);
@@ -197,16 +219,10 @@ export class AccountsService {
     }
     // The key is asked for before the key pair is made: without it, nothing is worth generating.
     const secretKey = this.options.secretKey();
-    const data = await newSendingDomain(name, this.now(), secretKey);
+    const data = await newSendingDomain(name, this.now(), secretKey, this.returnPathLabel);
     const [added] = await this.execute(organizationId, { type: 'AddDomain', data }, state);
     if (added?.type !== 'DomainAdded') throw new Error('AddDomain decided no DomainAdded');
-    const { domain: addedName, ...keys } = added.data;
-    return this.domainSummary(addedName, {
-      ...keys,
-      verified: false,
-      verifiedAt: null,
-      addedAt: added.metadata.occurredAt,
-    });
+    return this.domainSummary(added.data.domain, domainStateOf(added));
   }
 
   /**
@@ -239,6 +255,57 @@ export class AccountsService {
     };
   }
 
+  /**
+   * Gives a domain added before return paths existed its return path, `<returnPathLabel>.<domain>` (an event:
+   * DomainReturnPathAssigned); its summary then lists the records to publish and the MX to remove. A domain that
+   * has this return path already is left as it is (`assigned: false`); one with another is refused
+   * ('ReturnPathAlreadyAssigned').
+   */
+  async assignReturnPath(
+    organizationId: string,
+    domain: string,
+  ): Promise<{ domain: DomainSummary; assigned: boolean }> {
+    const name = normalizeDomainName(domain);
+    const state = await this.requireOrganization(organizationId);
+    const events = await this.execute(
+      organizationId,
+      { type: 'AssignReturnPath', data: { domain: name, returnPathLabel: this.returnPathLabel } },
+      state,
+    );
+    const assigned = events.find((event) => event.type === 'DomainReturnPathAssigned');
+    const current = assigned ? domainStateOf(assigned) : state.domains.get(name)!;
+    return { domain: this.domainSummary(name, current), assigned: assigned !== undefined };
+  }
+
+  /**
+   * Looks up the MX and TXT records of the domain's return path and records its verification when they are as
+   * published (an MX to the mail host, an SPF record including the SPF domain). Refused with DomainError
+   * 'ReturnPathVerificationFailed' naming each record missing or wrong ('ReturnPathNotAssigned' for a domain
+   * without one); a DNS failure throws a retriable InfrastructureError.
+   */
+  async verifyReturnPath(organizationId: string, domain: string): Promise<ReturnPathVerification> {
+    const name = normalizeDomainName(domain);
+    const state = await this.requireOrganization(organizationId);
+    const current = state.domains.get(name);
+    if (!current)
+      throw new DomainError('DomainNotFound', `${name} is not a domain of the organization`, { domain: name });
+    const host = current.returnPath?.host;
+    const [mxRecords, txtRecords] = host
+      ? await Promise.all([this.options.resolveMx(host), this.options.resolveTxt(host)])
+      : [[], []];
+    const events = await this.execute(
+      organizationId,
+      { type: 'VerifyReturnPath', data: { domain: name, mxRecords, txtRecords, service: this.dnsNames } },
+      state,
+    );
+    const verified = events.find((event) => event.type === 'DomainReturnPathVerified');
+    return {
+      domain: this.domainSummary(name, verified ? domainStateOf(verified) : current),
+      alreadyVerified: verified === undefined,
+      found: { mx: mxRecords.map((r) => `${r.priority} ${r.exchange}`), txt: txtRecords.map(joinTxtRecord) },
+    };
+  }
+
   async removeDomain(organizationId: string, domain: string): Promise<{ name: string; removedAt: number }> {
     const [removed] = await this.execute(organizationId, { type: 'RemoveDomain', data: { domain } });
     if (removed?.type !== 'DomainRemoved') throw new Error('RemoveDomain decided no DomainRemoved');
@@ -251,7 +318,7 @@ export class AccountsService {
   }
 
   domainSummary(name: string, domain: DomainState): DomainSummary {
-    return domainSummary(name, domain, this.mailHost);
+    return domainSummary(name, domain, this.dnsNames);
   }
 
   // ── API keys ──────────────────────────────────────────────────────────────

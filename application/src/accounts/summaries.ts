@@ -1,5 +1,6 @@
 import {
   dnsRecordsFor,
+  dnsRecordsToRemove,
   type ApiKeyMode,
   type ApiKeyState,
   type DnsRecord,
@@ -7,6 +8,7 @@ import {
   type OrganizationState,
   type Role,
   type Scope,
+  type ServiceDnsNames,
 } from '@sendline/domain';
 
 /** What a caller shows of an account: read from the organization's state, never a secret. */
@@ -34,8 +36,15 @@ export interface DomainSummary {
   verifiedAt: number | null;
   addedAt: number;
   dkimSelector: string;
-  /** What to publish: ownership TXT, MX, SPF, DKIM, DMARC (dnsRecordsFor). */
+  /**
+   * The return path, `<label>.<domain>`: the envelope sender's domain of the domain's mail once verified (until
+   * then the service's own). null: the domain was added before return paths and has not been assigned one yet.
+   */
+  returnPath: { host: string; verified: boolean; verifiedAt: number | null } | null;
+  /** What to publish: ownership TXT, the return path's MX and SPF, DKIM, DMARC (dnsRecordsFor). */
   dnsRecords: DnsRecord[];
+  /** What earlier instructions asked for and should go: the MX on the domain itself (dnsRecordsToRemove). */
+  dnsRecordsToRemove: DnsRecord[];
 }
 
 export interface DomainVerification {
@@ -44,6 +53,14 @@ export interface DomainVerification {
   alreadyVerified: boolean;
   /** The TXT records found at `_sendline.<domain>`, each joined. */
   found: string[];
+}
+
+export interface ReturnPathVerification {
+  domain: DomainSummary;
+  /** True when the return path was verified before this command (nothing was appended). */
+  alreadyVerified: boolean;
+  /** What the lookups found at the return path: MX records (`<priority> <host>`) and TXT records, each joined. */
+  found: { mx: string[]; txt: string[] };
 }
 
 export interface ApiKeySummary {
@@ -88,14 +105,19 @@ export function keySummary(key: ApiKeyState): ApiKeySummary {
   };
 }
 
-/** A domain with the records to publish for it, naming `mailHost` in its MX and SPF records. */
-export function domainSummary(name: string, domain: DomainState, mailHost: string): DomainSummary {
+/** A domain with the records to publish for it (and to remove), naming the service's names in them. */
+export function domainSummary(name: string, domain: DomainState, service: ServiceDnsNames): DomainSummary {
+  const { returnPath } = domain;
   return {
     name,
     verified: domain.verified,
     verifiedAt: domain.verifiedAt,
     addedAt: domain.addedAt,
     dkimSelector: domain.dkimSelector,
-    dnsRecords: dnsRecordsFor(name, domain, mailHost),
+    returnPath: returnPath
+      ? { host: returnPath.host, verified: returnPath.verifiedAt !== null, verifiedAt: returnPath.verifiedAt }
+      : null,
+    dnsRecords: dnsRecordsFor(name, domain, service),
+    dnsRecordsToRemove: dnsRecordsToRemove(name, domain, service),
   };
 }

@@ -10,7 +10,13 @@ export interface SystemOrganizationStatus {
   domain: string;
   /** True once the domain is verified: system mail can be sent. */
   verified: boolean;
-  /** The records to publish for the domain (ownership, MX, SPF, DKIM, DMARC). */
+  /**
+   * True once its return path is verified too: system mail's envelope sender is under the domain (until then, the
+   * service's own return-path domain). A domain added before return paths has none until `admin domain
+   * assign-return-path` gives it one.
+   */
+  returnPathVerified: boolean;
+  /** The records to publish for the domain (ownership, the return path's MX and SPF, DKIM, DMARC). */
   dnsRecords: DnsRecord[];
   /** What this call changed: nothing when everything was there. */
   created: { organization: boolean; domain: boolean; verified: boolean };
@@ -27,15 +33,34 @@ export interface EnsureSystemOrganizationOptions {
    * zone) before the verification; without it the records are expected published already (production).
    */
   publish?: (records: readonly DnsRecord[]) => Promise<void>;
-  /** Tries of the verification (a DNS server may see a new zone a moment late); default 1. */
+  /** Tries of each verification (a DNS server may see a new zone a moment late); default 1. */
   verifyAttempts?: number;
 }
 
+/** Runs `verify` up to `attempts` times while it is refused with `code`; whether it succeeded. */
+async function verifying(
+  attempts: number,
+  code: DomainError['code'],
+  verify: () => Promise<unknown>,
+): Promise<boolean> {
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    try {
+      await verify();
+      return true;
+    } catch (error) {
+      if (!(error instanceof DomainError && error.code === code)) throw error;
+      if (attempt < attempts) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+  return false;
+}
+
 /**
- * Makes sure the system organization exists, owns the sender's domain and has it verified: creates what is missing
- * (the same account commands as `admin org create` / `domain add` / `domain verify`), changes nothing otherwise.
- * Safe to run at every start, by any number of processes. When the domain cannot be verified (its records not
- * published yet) it answers `verified: false` with the records to publish instead of failing.
+ * Makes sure the system organization exists, owns the sender's domain and has it and its return path verified:
+ * creates what is missing (the same account commands as `admin org create` / `domain add` / `domain verify` /
+ * `domain verify-return-path`), changes nothing otherwise. Safe to run at every start,
+ * by any number of processes. When the domain or its return path cannot be verified (records not published yet) it
+ * answers `verified: false` / `returnPathVerified: false` with the records to publish instead of failing.
  */
 export async function ensureSystemOrganization(
   options: EnsureSystemOrganizationOptions,
@@ -61,21 +86,29 @@ export async function ensureSystemOrganization(
   const current = state.domains.get(domain);
   if (!current) throw new Error(`the system domain ${domain} was added but the accounts view does not show it`);
   const dnsRecords = accounts.domainSummary(domain, current).dnsRecords;
-  if (current.verified) return { organizationId, domain, verified: true, dnsRecords, created };
+  const status = (verified: boolean, returnPathVerified: boolean): SystemOrganizationStatus => ({
+    organizationId,
+    domain,
+    verified,
+    returnPathVerified,
+    dnsRecords,
+    created,
+  });
+  // A domain added before return paths has none to verify: assigning one is an admin's decision.
+  const returnPath = current.returnPath;
+  const returnPathPending = returnPath !== null && returnPath.verifiedAt === null;
+  if (current.verified && !returnPathPending) return status(true, returnPath !== null);
 
   await options.publish?.(dnsRecords);
   const attempts = Math.max(1, options.verifyAttempts ?? 1);
-  for (let attempt = 1; attempt <= attempts; attempt++) {
-    try {
-      await accounts.verifyDomain(organizationId, domain);
-      created.verified = true;
-      return { organizationId, domain, verified: true, dnsRecords, created };
-    } catch (error) {
-      if (!(error instanceof DomainError && error.code === 'DomainVerificationFailed')) throw error;
-      if (attempt < attempts) await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-  return { organizationId, domain, verified: false, dnsRecords, created };
+  const verified =
+    current.verified ||
+    (await verifying(attempts, 'DomainVerificationFailed', () => accounts.verifyDomain(organizationId, domain)));
+  created.verified = verified && !current.verified;
+  const returnPathVerified = returnPathPending
+    ? await verifying(attempts, 'ReturnPathVerificationFailed', () => accounts.verifyReturnPath(organizationId, domain))
+    : returnPath !== null;
+  return status(verified, returnPathVerified);
 }
 
 /** Runs `work`, taking the given refusal for "another process did it first". */

@@ -43,8 +43,14 @@ function memoryAccounts() {
     secretKey: () => SECRET_KEY,
     resolveTxt: async (name) => {
       lookups.push(name);
+      // The return path's SPF record, published as asked (the mail host is the SPF domain by default).
+      if (!name.startsWith('_sendline.')) return [['v=spf1 include:mx.example.test', ' -all']];
       const domain = applied.find((event) => event.type === 'DomainAdded');
       return domain?.type === 'DomainAdded' ? [[`sendline-verification=${domain.data.verificationToken}`]] : [];
+    },
+    resolveMx: async (name) => {
+      lookups.push(`MX ${name}`);
+      return [{ exchange: 'mx.example.test', priority: 10 }];
     },
     now: () => NOW,
     newId: () => `id-${++id}`,
@@ -64,8 +70,8 @@ describe('newApiKey', () => {
 
 describe('newSendingDomain', () => {
   it('seals the DKIM private key with the given secret key, the pair of the public key', async () => {
-    const data = await newSendingDomain('example.test', NOW, SECRET_KEY);
-    expect(data).toMatchObject({ domain: 'example.test', dkimSelector: 'sl20261123' });
+    const data = await newSendingDomain('example.test', NOW, SECRET_KEY, 'bounces');
+    expect(data).toMatchObject({ domain: 'example.test', dkimSelector: 'sl20261123', returnPathLabel: 'bounces' });
     expect(data.dkimPrivateKeyEncrypted).not.toMatch(/PRIVATE KEY/);
     const privateKey = createPrivateKey(decryptSecret(data.dkimPrivateKeyEncrypted, SECRET_KEY));
     expect(createPublicKey(privateKey).export({ type: 'spki', format: 'pem' })).toBe(data.dkimPublicKey);
@@ -100,7 +106,12 @@ describe('the accounts service', () => {
     const { service, applied, lookups } = memoryAccounts();
     const org = await service.createOrganization({ name: 'Acme', adminEmail: 'ada@acme.test' });
     const added = await service.addDomain(org.id, 'Mail.Acme.Test');
-    expect(added.dnsRecords.find((record) => record.purpose === 'mx')).toMatchObject({ value: 'mx.example.test' });
+    expect(added.dnsRecords.find((record) => record.purpose === 'mx')).toMatchObject({
+      name: 'bounces.mail.acme.test',
+      value: 'mx.example.test',
+    });
+    expect(added.returnPath).toEqual({ host: 'bounces.mail.acme.test', verified: false, verifiedAt: null });
+    expect(added.dnsRecordsToRemove).toEqual([]);
     const event = applied.find((e) => e.type === 'DomainAdded');
     if (event?.type !== 'DomainAdded') throw new Error('no DomainAdded applied');
     expect(() => decryptSecret(event.data.dkimPrivateKeyEncrypted, SECRET_KEY)).not.toThrow();
@@ -108,6 +119,42 @@ describe('the accounts service', () => {
     const verified = await service.verifyDomain(org.id, 'mail.acme.test');
     expect(lookups).toEqual(['_sendline.mail.acme.test']);
     expect(verified).toMatchObject({ alreadyVerified: false, domain: { name: 'mail.acme.test', verified: true } });
+  });
+
+  it('verifies a return path by looking up its MX and TXT records, and says what it found', async () => {
+    const { service, applied, lookups } = memoryAccounts();
+    const org = await service.createOrganization({ name: 'Acme', adminEmail: 'ada@acme.test' });
+    await service.addDomain(org.id, 'acme.test');
+    const result = await service.verifyReturnPath(org.id, 'acme.test');
+    expect(lookups.sort()).toEqual(['MX bounces.acme.test', 'bounces.acme.test']);
+    expect(result).toMatchObject({
+      alreadyVerified: false,
+      domain: { returnPath: { host: 'bounces.acme.test', verified: true, verifiedAt: NOW } },
+      found: { mx: ['10 mx.example.test'], txt: ['v=spf1 include:mx.example.test -all'] },
+    });
+    expect(applied.at(-1)?.type).toBe('DomainReturnPathVerified');
+    expect(await service.verifyReturnPath(org.id, 'acme.test')).toMatchObject({ alreadyVerified: true });
+  });
+
+  it('gives a domain added before return paths its return path, and asks for its old MX to be removed', async () => {
+    const { service, applied } = memoryAccounts();
+    const org = await service.createOrganization({ name: 'Acme', adminEmail: 'ada@acme.test' });
+    await service.addDomain(org.id, 'acme.test');
+    // The same domain as an earlier version added it, a day before: its DomainAdded without a return path.
+    const added = applied.find((event) => event.type === 'DomainAdded')!;
+    if (added.type !== 'DomainAdded') throw new Error('no DomainAdded');
+    delete added.data.returnPath;
+    added.metadata.occurredAt = NOW - 24 * 60 * 60 * 1000;
+    expect((await service.listDomains(org.id))[0]).toMatchObject({ returnPath: null, dnsRecordsToRemove: [{}] });
+
+    const { domain, assigned } = await service.assignReturnPath(org.id, 'acme.test');
+    expect(assigned).toBe(true);
+    expect(domain.returnPath).toEqual({ host: 'bounces.acme.test', verified: false, verifiedAt: null });
+    expect(domain.dnsRecordsToRemove).toEqual([
+      { type: 'MX', name: 'acme.test', value: 'mx.example.test', priority: 10, purpose: 'mx' },
+    ]);
+    expect(applied.at(-1)?.type).toBe('DomainReturnPathAssigned');
+    expect(await service.assignReturnPath(org.id, 'acme.test')).toMatchObject({ assigned: false });
   });
 
   it('issues a key whose token is returned once and whose hash is what the event carries', async () => {

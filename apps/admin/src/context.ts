@@ -5,12 +5,16 @@ import {
   createRedis,
   EventStore,
   mailHostFromEnv,
+  mxResolverFromEnv,
+  returnPathLabelFromEnv,
   secretKeyFromEnv,
   serviceAddresses,
   SignInLinks,
+  spfDomainFromEnv,
   SuppressionView,
   systemSenderFromEnv,
   txtResolverFromEnv,
+  type MxResolver,
   type Redis,
   type ServiceAddresses,
   type TxtResolver,
@@ -20,6 +24,8 @@ export interface AdminContextOptions {
   env?: NodeJS.ProcessEnv;
   /** Overrides the DNS lookups of domain verification (default: SENDLINE_DNS_SERVERS or the system's). */
   resolveTxt?: TxtResolver;
+  /** Overrides the MX lookups of return path verification (default: SENDLINE_DNS_SERVERS or the system's). */
+  resolveMx?: MxResolver;
 }
 
 interface Connected {
@@ -35,8 +41,9 @@ interface Connected {
  * closed together when the command is done, so the process ends on its own.
  *
  * The console's configuration is read here, from the environment (`env`), and handed to the use cases:
- * the service addresses, the mail host of the DNS records (SENDLINE_MAIL_HOST), the key that seals DKIM
- * private keys (SENDLINE_SECRET_KEY) and the DNS servers of domain verification (SENDLINE_DNS_SERVERS).
+ * the service addresses, the names of the DNS records (SENDLINE_MAIL_HOST, SENDLINE_SPF_DOMAIN,
+ * SENDLINE_RETURN_PATH_LABEL), the key that seals DKIM private keys (SENDLINE_SECRET_KEY) and the DNS servers of
+ * domain and return path verification (SENDLINE_DNS_SERVERS).
  */
 export class AdminContext {
   readonly addresses: ServiceAddresses;
@@ -59,7 +66,9 @@ export class AdminContext {
     // The secret key and the DNS settings are read when a command needs them (domain add, domain verify), so
     // that every other command runs without them, and a bad setting fails only the command that uses it.
     let resolver: TxtResolver | undefined;
+    let mxResolver: MxResolver | undefined;
     const resolveTxt: TxtResolver = this.options.resolveTxt ?? ((name) => (resolver ??= txtResolverFromEnv(env))(name));
+    const resolveMx: MxResolver = this.options.resolveMx ?? ((name) => (mxResolver ??= mxResolverFromEnv(env))(name));
     this.connected = {
       redis,
       store,
@@ -68,8 +77,11 @@ export class AdminContext {
         store,
         view,
         mailHost: mailHostFromEnv(env),
+        spfDomain: spfDomainFromEnv(env),
+        returnPathLabel: returnPathLabelFromEnv(env),
         secretKey: () => secretKeyFromEnv(env),
         resolveTxt,
+        resolveMx,
         actor: 'admin command line',
       }),
       suppressions: new ManualSuppressions({ store, accounts: view, suppressions: new SuppressionView(redis) }),

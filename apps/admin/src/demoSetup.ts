@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { ensureSystemOrganization } from '@sendline/application';
 import { API_KEY_SCOPES, DomainError } from '@sendline/domain';
 import {
+  createMxResolver,
   createTxtResolver,
   devDnsSettings,
   InfrastructureError,
@@ -11,9 +12,11 @@ import {
   retry,
   sleep,
   startDnsServer,
+  withdrawFromZoneFile,
   zoneFileSource,
   type RunningDnsServer,
 } from '@sendline/infra';
+import type { AccountsService } from '@sendline/application';
 import { AdminContext } from './context';
 
 /**
@@ -22,10 +25,14 @@ import { AdminContext } from './context';
  *
  * - if the credentials file exists and its live key still authenticates (an active key in the view),
  *   it is kept;
- * - otherwise: organization "Demo", domain demo.sendline.test, its records (ownership TXT, MX, SPF,
- *   DKIM, DMARC) published in the development DNS zone file, the domain verified by a real DNS lookup
- *   against the development DNS server, a live and a test key with every scope, and the credentials
- *   written with file mode 0600 (with the API's base address and our MX's, `mx`).
+ * - otherwise: organization "Demo", domain demo.sendline.test, its records (ownership TXT, the return path's
+ *   MX and SPF at bounces.demo.sendline.test, DKIM, DMARC) published in the development DNS zone file, the domain
+ *   and its return path verified by real DNS lookups against the development DNS server, a live and a test key
+ *   with every scope, and the credentials written with file mode 0600 (with the API's base address and our MX's,
+ *   `mx`).
+ * - either way, the demo domain's return path: a demo domain made before return paths existed is assigned one (as
+ *   `admin domain assign-return-path` does), the MX the earlier demo published on the domain itself is withdrawn
+ *   from the zone (what the console asks a customer to remove), and the return path is verified.
  *
  * DNS: the lookups go to SENDLINE_DNS_SERVERS, or else to the development DNS server
  * (127.0.0.1:5353, SENDLINE_DEV_DNS_PORT). When no server answers there within `dnsWaitMs` (`npm start`
@@ -132,6 +139,42 @@ function hostAndPort(server: string): { host: string; port: number } | undefined
   return { host: (match[1] ?? match[2])!, port: Number(match[3]) };
 }
 
+/** The zone file is re-read by the next query; a short retry covers a DNS server that has not seen it yet. */
+function untilPublished<T>(code: DomainError['code'], verify: () => Promise<T>): Promise<T> {
+  return retry(verify, {
+    maxAttempts: 10,
+    initialDelayMs: 200,
+    maxDelayMs: 1000,
+    shouldRetry: (error) =>
+      (error instanceof DomainError && error.code === code) ||
+      (error instanceof InfrastructureError && error.retriable),
+  });
+}
+
+/**
+ * The demo domain's return path, verified: assigned first to a demo domain made before return paths existed (its
+ * old MX on the domain itself withdrawn from the zone, as the console asks a customer), its records published in
+ * the zone, then checked through DNS. Does nothing when it is verified already.
+ */
+async function ensureDemoReturnPath(
+  accounts: AccountsService,
+  organizationId: string,
+  zoneFile: string,
+  servers: string[],
+  log: (line: string) => void,
+): Promise<void> {
+  let domain = (await accounts.listDomains(organizationId)).find((d) => d.name === DEMO_DOMAIN);
+  if (!domain || domain.returnPath?.verified) return;
+  if (!domain.returnPath) {
+    domain = (await accounts.assignReturnPath(organizationId, DEMO_DOMAIN)).domain;
+    log(`domain ${DEMO_DOMAIN} was made before return paths: assigned ${domain.returnPath?.host}`);
+  }
+  await withdrawFromZoneFile(zoneFile, domain.dnsRecordsToRemove);
+  await publishToZoneFile(zoneFile, domain.dnsRecords);
+  await untilPublished('ReturnPathVerificationFailed', () => accounts.verifyReturnPath(organizationId, DEMO_DOMAIN));
+  log(`return path ${domain.returnPath?.host} of ${DEMO_DOMAIN} verified through DNS at ${servers.join(', ')}`);
+}
+
 export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
@@ -141,7 +184,11 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
   const zoneFile = options.zoneFile ?? dev.zoneFile;
   const servers = parseDnsServers(env.SENDLINE_DNS_SERVERS) ?? [dev.address];
 
-  const context = new AdminContext({ env, resolveTxt: createTxtResolver({ servers }) });
+  const context = new AdminContext({
+    env,
+    resolveTxt: createTxtResolver({ servers }),
+    resolveMx: createMxResolver({ servers }),
+  });
   let ownServer: RunningDnsServer | undefined;
   try {
     const accounts = context.accounts;
@@ -168,6 +215,7 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
         const kept: DemoCredentials = { ...existing, baseUrl, mx };
         if (existing.baseUrl !== baseUrl || existing.mx !== mx) await writeCredentials(options.credentialsFile, kept);
         log(`demo organization ${existing.organizationId} kept: its live key still authenticates`);
+        await ensureDemoReturnPath(accounts, existing.organizationId, zoneFile, servers, log);
         await setUpSystemMail();
         const adminSignInLink = await context.signInLink(existing.organizationId, DEMO_ADMIN_EMAIL);
         return { credentials: kept, created: false, adminSignInLink };
@@ -194,16 +242,9 @@ export async function ensureDemo(options: DemoOptions): Promise<DemoResult> {
       ownServer = await startDnsServer({ zone: zoneFileSource(zoneFile), ...address });
       log(`no DNS server answered at ${servers.join(', ')}: serving ${zoneFile} there in-process for the verification`);
     }
-    // The zone file is re-read by the next query; a short retry covers a server that has not seen it yet.
-    await retry(() => accounts.verifyDomain(organization.id, domain.name), {
-      maxAttempts: 10,
-      initialDelayMs: 200,
-      maxDelayMs: 1000,
-      shouldRetry: (error) =>
-        (error instanceof DomainError && error.code === 'DomainVerificationFailed') ||
-        (error instanceof InfrastructureError && error.retriable),
-    });
+    await untilPublished('DomainVerificationFailed', () => accounts.verifyDomain(organization.id, domain.name));
     log(`domain ${domain.name} verified through DNS at ${servers.join(', ')}`);
+    await ensureDemoReturnPath(accounts, organization.id, zoneFile, servers, log);
     await setUpSystemMail();
 
     const live = await accounts.issueApiKey(organization.id, {

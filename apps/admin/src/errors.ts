@@ -63,7 +63,9 @@ const READABLE: Partial<Record<DomainErrorCode, (error: DomainError) => string>>
   ApiKeyAlreadyRevoked: (e) => `API key ${detail(e, 'keyId')} is already revoked`,
   InvalidAllowance: () => 'the allowance is a whole number of messages per month (0 or more), or unlimited',
   InvalidSuppressionOrigin: () => 'a manual suppression comes from Customer or Admin',
-  InvalidMailHost: (e) => `${e.message} (check SENDLINE_MAIL_HOST)`,
+  InvalidMailHost: (e) => `${e.message} (check SENDLINE_MAIL_HOST and SENDLINE_SPF_DOMAIN)`,
+  InvalidReturnPathLabel: (e) => `${e.message} (check SENDLINE_RETURN_PATH_LABEL)`,
+  ReturnPathNotAssigned: (e) => `${e.message} (admin domain assign-return-path gives it one)`,
 };
 
 /** The one line to print for a failure, and the exit code. */

@@ -47,8 +47,10 @@ export interface ApiDependencies {
   /** The clock and id source (passed in, so the domain never reads them itself). */
   now: () => number;
   newId: () => string;
-  /** The mail host shown in DNS records (MX, SPF). */
+  /** The mail host shown in DNS records (the return path's MX; its SPF's include unless spfDomain says otherwise). */
   mailHost: string;
+  /** The domain a return path's SPF record includes (SENDLINE_SPF_DOMAIN); default: the mail host. */
+  spfDomain?: string;
   /** When each API key was last used (the console shows it); without it, uses are not recorded. */
   keyUsage?: KeyUsage;
   /** The web console's services (/console/api); without them, the console's endpoints are not served. */

@@ -16,15 +16,19 @@ import {
   IdempotencyStore,
   KeyUsage,
   mailHostFromEnv,
+  mxResolverFromEnv,
   RateLimiter,
+  returnPathLabelFromEnv,
   RebuiltMessageDumps,
   secretKeyFromEnv,
   SignInLinks,
+  spfDomainFromEnv,
   SuppressionView,
   systemHostResolver,
   systemSenderFromEnv,
   txtResolverFromEnv,
   type HostResolver,
+  type MxResolver,
   type ServiceAddresses,
   type TxtResolver,
 } from '@sendline/infra';
@@ -41,6 +45,8 @@ export interface ApiOptions {
   consoleUrl?: string;
   /** The console's TXT lookups for domain verification; default SENDLINE_DNS_SERVERS or the system's. */
   resolveTxt?: TxtResolver;
+  /** The console's MX lookups for return path verification; default SENDLINE_DNS_SERVERS or the system's. */
+  resolveMx?: MxResolver;
   /** The From of system mail; default SENDLINE_SYSTEM_SENDER or the default. */
   systemSender?: string;
 }
@@ -60,7 +66,10 @@ export function connectApiDependencies(
   const newId = () => randomUUID();
   const allowance = new AllowanceCounter(redis);
   const mailHost = options.mailHost ?? mailHostFromEnv();
+  // A mail host given here (tests) is the SPF domain too, as it is by default.
+  const spfDomain = options.mailHost ?? spfDomainFromEnv();
   let resolver: TxtResolver | undefined;
+  let mxResolver: MxResolver | undefined;
   const deps: ApiDependencies = {
     store,
     redis,
@@ -88,6 +97,7 @@ export function connectApiDependencies(
     now,
     newId,
     mailHost,
+    spfDomain,
     keyUsage: new KeyUsage(redis),
     console: {
       signIn: new ConsoleSignIn({
@@ -105,9 +115,12 @@ export function connectApiDependencies(
         store,
         view: accounts,
         mailHost,
+        spfDomain,
+        returnPathLabel: returnPathLabelFromEnv(),
         // Read when a domain is added or verified, so a console without them still serves everything else.
         secretKey: () => secretKeyFromEnv(),
         resolveTxt: options.resolveTxt ?? ((name) => (resolver ??= txtResolverFromEnv())(name)),
+        resolveMx: options.resolveMx ?? ((name) => (mxResolver ??= mxResolverFromEnv())(name)),
         now,
         newId,
       }),

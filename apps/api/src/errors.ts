@@ -176,6 +176,13 @@ export const ERROR_CATALOGUE = {
   DomainAlreadyAdded: entry(1521, 409, '{detail}', 'This domain is already a domain of the organization.'),
   DomainNotFound: entry(1522, 404, '{detail}', 'This domain was not found.'),
   DomainVerificationFailed: entry(1523, 422, '{detail}', 'The ownership TXT record was not found.'),
+  ReturnPathNotAssigned: entry(1524, 422, '{detail}', 'This domain has no return path yet.'),
+  ReturnPathVerificationFailed: entry(
+    1525,
+    422,
+    '{detail}',
+    'The return path’s MX or SPF record was not found as published.',
+  ),
   InvalidApiKeyName: entry(1530, 422, '{detail}', 'The key name is invalid.'),
   InvalidApiKeyMode: entry(1531, 422, '{detail}', "The mode must be 'live' or 'test'."),
   NoScopes: entry(1532, 422, '{detail}', 'An API key needs at least one scope.'),
@@ -211,6 +218,9 @@ export const ERROR_CATALOGUE = {
   InvalidDkimPublicKey: INTERNAL_ERROR,
   InvalidDkimPrivateKey: INTERNAL_ERROR,
   InvalidMailHost: INTERNAL_ERROR,
+  // The service's settings (SENDLINE_RETURN_PATH_LABEL), and assigning a return path (the admin command line's).
+  InvalidReturnPathLabel: INTERNAL_ERROR,
+  ReturnPathAlreadyAssigned: INTERNAL_ERROR,
   InvalidAllowance: INTERNAL_ERROR,
   InvalidTimestamp: INTERNAL_ERROR,
   MissingEventId: INTERNAL_ERROR,

@@ -1,8 +1,8 @@
 import {
   mailHostFromEnv,
   MAX_RECEIVED_MESSAGE_BYTES,
-  returnPathSettingsFromEnv,
-  type ReturnPathSettings,
+  returnPathNamesFromEnv,
+  type ReturnPathNames,
 } from '@sendline/infra';
 
 /** The receiving server's settings, from the environment (see `mxConfigFromEnv` for the variables). */
@@ -32,7 +32,7 @@ export interface MxConfig {
   appendTimeoutMs: number;
   /** How long the sending domains read from the accounts view are used before they are read again. */
   domainCacheMs: number;
-  returnPath: ReturnPathSettings;
+  returnPath: ReturnPathNames;
 }
 
 export const DEFAULT_MX_MAX_BYTES = 10 * 1024 * 1024;
@@ -86,6 +86,6 @@ export function mxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): MxConfig 
     closeTimeoutMs: integer(env, 'SENDLINE_MX_CLOSE_TIMEOUT_MS', 30_000, 0),
     appendTimeoutMs: integer(env, 'SENDLINE_MX_APPEND_TIMEOUT_MS', 10_000, 100),
     domainCacheMs: integer(env, 'SENDLINE_MX_DOMAIN_CACHE_MS', 30_000, 0),
-    returnPath: returnPathSettingsFromEnv(env),
+    returnPath: returnPathNamesFromEnv(env),
   };
 }

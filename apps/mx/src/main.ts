@@ -17,7 +17,7 @@ import {
 } from '@sendline/infra';
 import { mxConfigFromEnv } from './config';
 import { MxServer } from './server';
-import { CachedSendingDomains } from './sendingDomains';
+import { CachedReturnPathHosts } from './returnPathHosts';
 
 loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'mx' } });
@@ -38,7 +38,7 @@ await store
 const mx = await MxServer.start({
   config,
   store,
-  sendingDomains: new CachedSendingDomains({ load: () => accounts.allDomainNames(), ttlMs: config.domainCacheMs }),
+  returnPathHosts: new CachedReturnPathHosts({ load: () => accounts.allReturnPathHosts(), ttlMs: config.domainCacheMs }),
   tokenKey: returnPathKey(secretKeyFromEnv()),
   logger,
 });

@@ -1,10 +1,11 @@
-import { RETURN_PATH_PREFIX, type ReturnPathSettings } from '@sendline/infra';
+import { RETURN_PATH_PREFIX, type ReturnPathNames } from '@sendline/infra';
 
 /**
  * Which recipients the MX takes (RCPT TO): the one rule that keeps it from being an open relay. It takes mail only
  * for addresses it owns, and today it owns return paths only: `b.<anything>@<return-path domain>`, where the
- * return-path domains are the service's own (`bounces.sendline.dev`) and `<label>.<d>` for every sending domain `d`
- * of any organization (`bounces.shop.example`). Everything else is refused:
+ * return-path domains are the service's own (`bounces.sendline.dev`) and every sending domain's return-path host
+ * (`bounces.shop.example`: `<label>.<domain>`, fixed when the domain got it, so a later change of the label moves
+ * no domain). Everything else is refused:
  *
  * | recipient                                  | answer                                   |
  * |--------------------------------------------|------------------------------------------|
@@ -21,20 +22,20 @@ import { RETURN_PATH_PREFIX, type ReturnPathSettings } from '@sendline/infra';
 export type RecipientVerdict =
   { accepted: true; kind: 'returnPath' } | { accepted: false; code: number; message: string };
 
-/** Whether a domain (lowercase) is the sending domain of some organization. */
-export interface SendingDomains {
-  isSendingDomain(domain: string): Promise<boolean>;
+/** Whether a domain (lowercase) is the return-path host of some organization's sending domain. */
+export interface ReturnPathHosts {
+  isReturnPathHost(domain: string): Promise<boolean>;
 }
 
 export async function recipientVerdict(
   address: string,
-  returnPath: ReturnPathSettings,
-  sendingDomains: SendingDomains,
+  returnPath: Pick<ReturnPathNames, 'domain'>,
+  returnPathHosts: ReturnPathHosts,
 ): Promise<RecipientVerdict> {
   const at = address.lastIndexOf('@');
   const local = at < 0 ? address : address.slice(0, at);
   const domain = (at < 0 ? '' : address.slice(at + 1)).toLowerCase().replace(/\.$/, '');
-  if (!(await isReturnPathDomain(domain, returnPath, sendingDomains))) {
+  if (!(await isReturnPathDomain(domain, returnPath, returnPathHosts))) {
     return { accepted: false, code: 550, message: `5.7.1 <${address}>: relaying denied` };
   }
   const lower = local.toLowerCase();
@@ -46,12 +47,10 @@ export async function recipientVerdict(
 
 async function isReturnPathDomain(
   domain: string,
-  returnPath: ReturnPathSettings,
-  sendingDomains: SendingDomains,
+  returnPath: Pick<ReturnPathNames, 'domain'>,
+  returnPathHosts: ReturnPathHosts,
 ): Promise<boolean> {
   if (domain === '') return false;
   if (domain === returnPath.domain) return true;
-  const prefix = `${returnPath.label}.`;
-  if (!domain.startsWith(prefix) || domain.length === prefix.length) return false;
-  return sendingDomains.isSendingDomain(domain.slice(prefix.length));
+  return returnPathHosts.isReturnPathHost(domain);
 }

@@ -19,13 +19,13 @@ import { CommandHandler, describeCause, type EventAppender } from '@sendline/inf
 import type { MxConfig } from './config';
 import { ConnectionsPerAddress } from './connections';
 import { recordMailReceived } from './received';
-import { recipientVerdict, type SendingDomains } from './recipients';
+import { recipientVerdict, type ReturnPathHosts } from './recipients';
 
 export interface MxServerOptions {
   config: MxConfig;
   /** Where MailReceived goes: the event store (an append resolves once every in-sync replica has it). */
   store: EventAppender;
-  sendingDomains: SendingDomains;
+  returnPathHosts: ReturnPathHosts;
   /** returnPathKey(secret key): reads the first recipient's token for the record's key. */
   tokenKey: Buffer;
   logger: Logger;
@@ -229,7 +229,7 @@ export class MxServer {
   ): Promise<void> {
     let verdict;
     try {
-      verdict = await recipientVerdict(address.address, this.options.config.returnPath, this.options.sendingDomains);
+      verdict = await recipientVerdict(address.address, this.options.config.returnPath, this.options.returnPathHosts);
     } catch (error) {
       this.options.logger.error(
         { err: error, recipient: address.address, remote: session.remoteAddress },

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '@sendline/domain';
-import { parseDnsServers, parseHostPort } from '@sendline/infra';
+import { DEFAULT_RETRY_POLICY, isValidDomainName, type RetryPolicy } from '@sendline/domain';
+import { parseDnsServers, parseHostPort, returnPathDomainFromEnv } from '@sendline/infra';
 
 /**
  * The sender's settings, from the environment (see `senderConfigFromEnv` for the variables).
@@ -23,6 +23,11 @@ export interface SenderConfig {
   mxPort: number;
   /** The name the sender greets servers with (EHLO). */
   heloName: string;
+  /**
+   * The service's own return-path domain: the envelope sender's domain (`b.<token>@<it>`) of mail whose From
+   * domain has no verified return path. Its MX must be the service's mail host.
+   */
+  returnPathDomain: string;
   /** SMTP transactions in flight at once, over all destinations. */
   concurrency: number;
   /** Pooled connections per destination host. */
@@ -70,6 +75,7 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1
  * | SENDLINE_DNS_SERVERS                 | system resolvers                | DNS servers for MX lookups, comma-separated     |
  * | SENDLINE_SMTP_MX_PORT                | 25                              | SMTP port of MX hosts                           |
  * | SENDLINE_SMTP_HELO                   | the machine's host name         | EHLO name                                       |
+ * | SENDLINE_RETURN_PATH_DOMAIN          | bounces.sendline.dev            | envelope sender's domain without a verified return path |
  * | SENDLINE_SENDER_CONCURRENCY          | 200                             | SMTP transactions in flight                     |
  * | SENDLINE_SMTP_POOL_SIZE              | 10                              | connections per destination host                |
  * | SENDLINE_SMTP_MAX_MESSAGES_PER_CONNECTION | 500                        | messages per connection before it is renewed    |
@@ -97,6 +103,10 @@ export function senderConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sende
     throw new Error(`SENDLINE_SENDER_START must be earliest or latest, not ${JSON.stringify(start)}`);
   }
   const dnsServers = parseDnsServers(env.SENDLINE_DNS_SERVERS);
+  const returnPathDomain = returnPathDomainFromEnv(env).toLowerCase();
+  if (!isValidDomainName(returnPathDomain)) {
+    throw new Error(`SENDLINE_RETURN_PATH_DOMAIN must be a domain name, not ${JSON.stringify(returnPathDomain)}`);
+  }
   return {
     groupId: env.SENDLINE_SENDER_GROUP || 'sender',
     retryGroupId: env.SENDLINE_SENDER_RETRY_GROUP || 'sender-retries',
@@ -105,6 +115,7 @@ export function senderConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sende
     ...(dnsServers && { dnsServers }),
     mxPort: integer(env, 'SENDLINE_SMTP_MX_PORT', 25),
     heloName: env.SENDLINE_SMTP_HELO || hostname(),
+    returnPathDomain,
     concurrency: integer(env, 'SENDLINE_SENDER_CONCURRENCY', 200),
     poolSize: integer(env, 'SENDLINE_SMTP_POOL_SIZE', 10),
     maxMessagesPerConnection: integer(env, 'SENDLINE_SMTP_MAX_MESSAGES_PER_CONNECTION', 500),

@@ -1,5 +1,13 @@
 import { addressDomain, canonicalAddress } from '@sendline/domain';
-import { envelopeOf, type RecipientResult, type SmtpDelivery } from '@sendline/infra';
+import {
+  DeliveryError,
+  describeCause,
+  envelopeOf,
+  returnPathOf,
+  type RecipientResult,
+  type ReturnPathSettings,
+  type SmtpDelivery,
+} from '@sendline/infra';
 import type { DeliveryLedger } from './ledger';
 import type { Limiter } from './limiter';
 import type { Plan } from './plan';
@@ -8,6 +16,8 @@ import type { Plan } from './plan';
 export interface Delivery {
   /** Each recipient's answer, in the order the transactions ended. */
   results: RecipientResult[];
+  /** The envelope sender each recipient of this run was sent with (its Return-Path), by canonical address. */
+  returnPaths: Map<string, string>;
   /** When each recipient's guard was applied (Redis's clock): this run's, and earlier runs' (from the plan). */
   guardedAt: Map<string, number>;
   /**
@@ -27,44 +37,59 @@ export interface DeliverDependencies {
   now: () => number;
 }
 
+/** A message ready to leave: its signed bytes (one copy for every recipient) and where its bounces go. */
+export interface Outgoing {
+  raw: Buffer;
+  returnPath: ReturnPathSettings;
+}
+
 /**
- * Step 4 of a delivery attempt (see pipeline.ts): one SMTP transaction per recipient domain, at most `limiter`'s
- * many at once across every message of the run; each writes the guard for the recipients its server accepted as
- * soon as its 250 arrives. Every transaction is queued on the limiter before this returns, in the plan's order.
+ * Step 4 of a delivery attempt (see pipeline.ts): one SMTP transaction per recipient, each with its own envelope
+ * sender (`b.<token>@<return path>`, the token naming the message and the recipient) and the message's one signed
+ * copy of the bytes, over the destination's pooled connections; at most `limiter`'s many at once across every
+ * message of the run. Each writes the guard as soon as its 250 arrives. Every transaction is queued on the limiter
+ * before this returns, in the plan's order.
  */
-export function deliver(plan: Plan, raw: Buffer | undefined, deps: DeliverDependencies): Promise<Delivery> {
+export function deliver(plan: Plan, outgoing: Outgoing | undefined, deps: DeliverDependencies): Promise<Delivery> {
   const delivery: Delivery = {
     results: [],
+    returnPaths: new Map(),
     guardedAt: new Map(plan.fromGuard.map(({ recipient, at }) => [recipient, at])),
     answeredAt: new Map(),
     transactions: 0,
   };
-  if (!raw || plan.toSend.length === 0) return Promise.resolve(delivery);
-  const byDomain = new Map<string, string[]>();
-  for (const recipient of plan.toSend) {
-    const domain = addressDomain(recipient);
-    byDomain.set(domain, [...(byDomain.get(domain) ?? []), recipient]);
-  }
-  const transactions = [...byDomain].map(([domain, recipients]) =>
-    deps.limiter.run(async () => {
+  if (!outgoing || plan.toSend.length === 0) return Promise.resolve(delivery);
+  const accepted = plan.job.accepted.data;
+  const transactions = plan.toSend.map((recipient) => {
+    let from: string;
+    try {
+      from = returnPathOf(accepted, recipient, outgoing.returnPath);
+    } catch (error) {
+      // Not a recipient of the message (no token can name it): an unknown failure, held, never sent blindly.
+      const failure = new DeliveryError(describeCause(error), { kind: 'unknown', recipient });
+      delivery.results.push({ recipient, accepted: false, error: failure });
+      return Promise.resolve();
+    }
+    delivery.returnPaths.set(recipient, from);
+    return deps.limiter.run(async () => {
       delivery.transactions++;
-      const envelope = envelopeOf(plan.job.accepted.data, recipients);
-      const results = await deps.delivery.send(domain, { envelope, raw });
+      const envelope = envelopeOf(accepted, [recipient], from);
+      const results = await deps.delivery.send(addressDomain(recipient), { envelope, raw: outgoing.raw });
       const answeredAt = deps.now();
       for (const result of results) delivery.answeredAt.set(canonicalAddress(result.recipient), answeredAt);
-      const accepted = results.filter((result) => result.accepted);
-      if (accepted.length > 0) {
+      const taken = results.filter((result) => result.accepted);
+      if (taken.length > 0) {
         // The guard, at once: nothing else runs between the 250 and this write (see DeliveryLedger).
-        const guarded = accepted.map((result) => canonicalAddress(result.recipient));
+        const guarded = taken.map((result) => canonicalAddress(result.recipient));
         try {
-          const at = await deps.ledger.markAccepted(plan.messageId, guarded, accepted[0]!.response, accepted[0]!.host);
-          for (const recipient of guarded) delivery.guardedAt.set(recipient, at);
+          const at = await deps.ledger.markAccepted(plan.messageId, guarded, taken[0]!.response, taken[0]!.host, from);
+          for (const address of guarded) delivery.guardedAt.set(address, at);
         } catch (error) {
           delivery.failure = error;
         }
       }
       delivery.results.push(...results);
-    }),
-  );
+    });
+  });
   return Promise.all(transactions).then(() => delivery);
 }

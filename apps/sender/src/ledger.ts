@@ -19,9 +19,11 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
  *     claim           "<topic>:<partition>:<offset>"  the MessageAccepted this ledger delivers (see `read`)
  *     sent            "1"   MessageSent was appended (written with the run's outcomes, see `record`)
  *     r:<recipient>   JSON  the recipient's entry:
- *       { "state": "accepted", response, host, at }  the server answered 250 (the guard); the outcome
- *                                                   event may not be appended yet. `at`: Redis's clock
- *                                                   (ms, µs decimals) when the guard was applied
+ *       { "state": "accepted", response, host, at, returnPath }  the server answered 250 (the guard); the
+ *                                                   outcome event may not be appended yet. `at`: Redis's clock
+ *                                                   (ms, µs decimals) when the guard was applied; `returnPath`:
+ *                                                   the envelope sender it was sent with (absent in guards
+ *                                                   written before it was recorded)
  *       { "state": "deferred", attempt }             MessageDeferred #attempt and its retry record were
  *                                                   appended; the retry schedule owns the recipient
  *       { "state": "done", outcome, guardedAt? }     a final outcome was appended; `guardedAt`: the guard's
@@ -44,7 +46,7 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
  */
 
 export type RecipientEntry =
-  | { state: 'accepted'; response: string; host: string; at: number }
+  | { state: 'accepted'; response: string; host: string; at: number; returnPath?: string }
   | { state: 'deferred'; attempt: number }
   | { state: 'done'; outcome: Exclude<DeliveryOutcome['kind'], 'Deferred'>; guardedAt?: number }
   | { state: 'held'; error: string };
@@ -70,8 +72,9 @@ const GUARD_SCRIPT = `
 local t = redis.call('TIME')
 local us = tonumber(t[2])
 local at = string.format('%s%03d.%03d', t[1], math.floor(us / 1000), us % 1000)
-local entry = '{"state":"accepted","response":' .. ARGV[2] .. ',"host":' .. ARGV[3] .. ',"at":' .. at .. '}'
-for i = 4, #ARGV do redis.call('HSET', KEYS[1], 'r:' .. ARGV[i], entry) end
+local entry = '{"state":"accepted","response":' .. ARGV[2] .. ',"host":' .. ARGV[3] .. ',"at":' .. at ..
+  ',"returnPath":' .. ARGV[4] .. '}'
+for i = 5, #ARGV do redis.call('HSET', KEYS[1], 'r:' .. ARGV[i], entry) end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return at
 `;
@@ -174,7 +177,7 @@ export class DeliveryLedger {
   }
 
   /**
-   * The guard: the server accepted these recipients. Sent at once on the guard connection (an explicit
+   * The guard: the server accepted these recipients, sent with the envelope sender `returnPath`. Sent at once on the guard connection (an explicit
    * pipeline is written to the socket immediately; a lone command would wait for the client's auto-pipelining
    * until the event loop's next turn). Tried for about 30 s; then a non-retriable
    * DeliveryGuardFailed, and the guard is kept in this process's memory (see `unwritten`). Resolves with the moment Redis applied it (Redis's clock, ms).
@@ -184,9 +187,16 @@ export class DeliveryLedger {
     recipients: readonly string[],
     response: string,
     host: string,
+    returnPath: string,
   ): Promise<number> {
     if (recipients.length === 0) return Number.NaN;
-    const args = [String(this.ttlMs), JSON.stringify(response), JSON.stringify(host), ...recipients];
+    const args = [
+      String(this.ttlMs),
+      JSON.stringify(response),
+      JSON.stringify(host),
+      JSON.stringify(returnPath),
+      ...recipients,
+    ];
     try {
       return await retry(
         async () => {
@@ -199,7 +209,7 @@ export class DeliveryLedger {
       );
     } catch (cause) {
       const entries = this.unwritten.get(messageId) ?? new Map<string, RecipientEntry>();
-      const entry: RecipientEntry = { state: 'accepted', response, host, at: Date.now() };
+      const entry: RecipientEntry = { state: 'accepted', response, host, at: Date.now(), returnPath };
       for (const recipient of recipients) entries.set(recipient, entry);
       this.unwritten.set(messageId, entries);
       throw new InfrastructureError(

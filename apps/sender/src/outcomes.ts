@@ -45,6 +45,8 @@ interface Observed {
   server: string;
   /** When the server answered, if in this run (else the outcome is dated now: a guard's Delivered, recorded late). */
   answeredAt?: number;
+  /** The envelope sender the recipient was sent with, recorded on its outcome. */
+  returnPath?: string;
 }
 
 /** The reply code at the start of a server's answer ("250 2.0.0 OK" → 250); 250 when it has none. */
@@ -66,16 +68,24 @@ function accepted(response: string): DeliveryClassification {
 export function decideOutcomes(plan: Plan, delivery: Delivery, context: OutcomeContext): Outcomes {
   const { messageId, organizationId, job } = plan;
   const outcomes: Outcomes = { events: [], suppressions: [], ledger: [], held: [], kinds: [] };
-  const observed: Observed[] = plan.fromGuard.map(({ recipient, response, host }) => ({
+  const observed: Observed[] = plan.fromGuard.map(({ recipient, response, host, returnPath }) => ({
     recipient,
     classification: accepted(response),
     server: host,
+    returnPath,
   }));
   for (const result of delivery.results) {
     const recipient = canonicalAddress(result.recipient);
     const answeredAt = delivery.answeredAt.get(recipient);
+    const returnPath = delivery.returnPaths.get(recipient);
     if (result.accepted) {
-      observed.push({ recipient, classification: accepted(result.response), server: result.host, answeredAt });
+      observed.push({
+        recipient,
+        classification: accepted(result.response),
+        server: result.host,
+        answeredAt,
+        returnPath,
+      });
       continue;
     }
     const attempt = result.error.attempt;
@@ -89,12 +99,13 @@ export function decideOutcomes(plan: Plan, delivery: Delivery, context: OutcomeC
       classification: classifyDeliveryAttempt(attempt),
       server: result.error.host ?? '',
       answeredAt,
+      returnPath,
     });
   }
 
   let state = plan.state;
   const deferred: { recipient: string; nextAttemptAt: number }[] = [];
-  for (const { recipient, classification, server, answeredAt } of observed) {
+  for (const { recipient, classification, server, answeredAt, returnPath } of observed) {
     const now = answeredAt ?? context.now();
     const outcome = deliveryOutcomeOf(classification, {
       attempt: job.attempt,
@@ -108,7 +119,7 @@ export function decideOutcomes(plan: Plan, delivery: Delivery, context: OutcomeC
       context.commands.messages.decide(
         {
           type: 'RecordDeliveryOutcome',
-          data: { messageId, recipient, outcome },
+          data: { messageId, recipient, outcome, ...(returnPath !== undefined && { returnPath }) },
           metadata: { organizationId, now, eventIds: [eventIdFor(messageId, recipient, outcome.kind, job.attempt)] },
         },
         state,

@@ -5,11 +5,12 @@ import {
   InfrastructureError,
   type DkimKeys,
   type EventStore,
+  type ReturnPathSettings,
   type SmtpDelivery,
   type SuppressionView,
 } from '@sendline/infra';
 import { senderCommands, type SenderCommands } from './commands';
-import { signMessages } from './compose';
+import { outgoingOf, signMessages } from './compose';
 import { deliver } from './deliver';
 import type { DeliveryLedger } from './ledger';
 import type { Limiter } from './limiter';
@@ -28,13 +29,17 @@ export type { DeliveryJob } from './plan';
  *    (a second copy of a message's MessageAccepted is skipped whole: one message, one delivery), and plan
  *    each message (plan.ts): recipients already concluded are skipped; recipients whose server already said
  *    250 (the guard) get their Delivered from the ledger, without a send; the others are sent to.
- * 2. Compose and DKIM-sign each message that has recipients to send to (compose.ts).
+ * 2. Compose and DKIM-sign each message that has recipients to send to (compose.ts): one copy of the bytes per
+ *    message, whatever its recipients. Its return-path domain: the From domain's return path when verified, else the
+ *    service's own (`returnPath.domain`).
  * 3. Append MessageSent (first attempts): the delivery is under way. Its event id is the message's
  *    (eventIdFor(messageId, 'sent')): appended again after a fault (Kafka took it, the run failed before the
  *    ledger's `sent` was written with its outcomes), it is the same event, and the activity store shows it once.
- * 4. Deliver (deliver.ts): one SMTP transaction per (message, recipient domain), at most `limiter`'s many at
- *    once; each writes the guard for the recipients its server accepted as soon as its 250 arrives.
- * 5. Decide the outcomes per recipient (outcomes.ts), with SuppressionAdded for hard bounces and a retry
+ * 4. Deliver (deliver.ts): one SMTP transaction per (message, recipient), each with the recipient's own envelope
+ *    sender (`b.<token>@<return-path domain>`), at most `limiter`'s many at once; each writes the guard (with that
+ *    envelope sender) as soon as its server's 250 arrives.
+ * 5. Decide the outcomes per recipient (outcomes.ts; each records the envelope sender it was sent with), with
+ *    SuppressionAdded for hard bounces and a retry
  *    record (DeliveryRetryScheduled) for the deferred ones; append them all at once; then write the ledger and
  *    apply the suppressions to the suppression view (so the next send to the address is refused at once).
  *
@@ -62,6 +67,11 @@ export interface PipelineDependencies {
   store: EventStore;
   ledger: DeliveryLedger;
   dkimKeys: DkimKeys;
+  /**
+   * The key of the return-path tokens and the service's own return-path domain (SENDLINE_RETURN_PATH_DOMAIN): the
+   * envelope sender's domain of a message whose From domain has no verified return path.
+   */
+  returnPath: ReturnPathSettings;
   delivery: SmtpDelivery;
   suppressions: SuppressionView;
   limiter: Limiter;
@@ -142,7 +152,9 @@ export class DeliveryPipeline {
     await this.commands.messages.commit(sending.flatMap((plan) => plan.sent));
 
     // 4. Deliver.
-    const deliveries = await Promise.all(plans.map((plan) => deliver(plan, rawOf(plan), this.deps)));
+    const deliveries = await Promise.all(
+      plans.map((plan) => deliver(plan, outgoingOf(signed.get(plan.messageId), this.deps.returnPath), this.deps)),
+    );
     for (const delivery of deliveries) report.transactions += delivery.transactions;
 
     // 5. Outcomes: appended (outcomes, suppressions and retry records at once) before the ledger says they were,

@@ -50,6 +50,8 @@ export interface GuardedRecipient {
   host: string;
   /** When the guard was applied (Redis's clock). */
   at: number;
+  /** The envelope sender it was sent with; absent in a guard written before it was recorded. */
+  returnPath?: string;
 }
 
 export interface Plan {
@@ -105,7 +107,13 @@ export function planDelivery(
     const entry = ledger?.recipients.get(recipient);
     const standing = state.phase === 'Initial' ? undefined : state.recipients.get(recipient);
     if (entry?.state === 'accepted') {
-      fromGuard.push({ recipient, response: entry.response, host: entry.host, at: entry.at });
+      fromGuard.push({
+        recipient,
+        response: entry.response,
+        host: entry.host,
+        at: entry.at,
+        ...(entry.returnPath !== undefined && { returnPath: entry.returnPath }),
+      });
     } else if (entry?.state === 'held') {
       held.push(recipient);
     } else if (standing && (isConcluded(standing.status) || standing.failedAttempts >= job.attempt)) {

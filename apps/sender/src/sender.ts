@@ -5,6 +5,7 @@ import {
   InfrastructureError,
   MxRouter,
   RelayRouter,
+  returnPathKey,
   SmtpDelivery,
   topicConfigs,
   type AccountsView,
@@ -47,7 +48,7 @@ export interface SenderOptions {
   redis: Redis;
   accounts: AccountsView;
   suppressions: SuppressionView;
-  /** Opens the DKIM private keys (SENDLINE_SECRET_KEY). */
+  /** Opens the DKIM private keys and keys the return-path tokens (SENDLINE_SECRET_KEY). */
   secretKey: Buffer;
   config: SenderConfig;
   /** Which organizations' messages this sender delivers; default: all (tests restrict it to their own). */
@@ -128,6 +129,7 @@ export class Sender {
         { guardRedis: this.guardRedis },
       ),
       dkimKeys: new DkimKeys(options.accounts, options.secretKey),
+      returnPath: { key: returnPathKey(options.secretKey), domain: config.returnPathDomain },
       delivery: this.delivery,
       suppressions: options.suppressions,
       limiter: new Limiter(config.concurrency),

@@ -18,6 +18,9 @@ export function auditSubject(event: AccountEvent): string {
     case 'DomainVerified':
     case 'DomainRemoved':
       return `domain ${event.data.domain}`;
+    case 'DomainReturnPathAssigned':
+    case 'DomainReturnPathVerified':
+      return `domain ${event.data.domain}: return path ${event.data.returnPath.host}`;
     case 'ApiKeyIssued':
     case 'ApiKeyRevoked':
       return `key '${event.data.name}' (${event.data.keyPrefix}, ${event.data.mode}: ${event.data.scopes.join(', ')})`;

@@ -4,9 +4,22 @@ import { assertNever } from '../event';
 import type { Command } from '../event';
 import { isValidAllowance } from './allowance';
 import { isKeyPrefix } from './apiKeys';
-import { dkimPublicKeyBase64, hasVerificationRecord, joinTxtRecord, verificationRecordName } from './dns';
-import type { TxtRecord } from './dns';
-import { requireOrganization, type AccountEvent, type OrganizationState } from './organization';
+import {
+  dkimPublicKeyBase64,
+  hasVerificationRecord,
+  joinTxtRecord,
+  returnPathHost,
+  returnPathProblems,
+  verificationRecordName,
+} from './dns';
+import type { MxRecord, ServiceDnsNames, TxtRecord } from './dns';
+import {
+  domainSnapshot,
+  requireOrganization,
+  type AccountEvent,
+  type DomainState,
+  type OrganizationState,
+} from './organization';
 import {
   isApiKeyMode,
   isRole,
@@ -41,10 +54,22 @@ export type AddDomain = Command<
     dkimPublicKey: string;
     /** Opaque to the domain; encrypted by the caller. */
     dkimPrivateKeyEncrypted: string;
+    /** The label of its return path, `<label>.<domain>` (the service's setting, fixed for the domain from now on). */
+    returnPathLabel: string;
   }
 >;
 /** txtRecords: what the caller's DNS lookup of `_sendline.<domain>` found (none: an empty list). */
 export type VerifyDomain = Command<'VerifyDomain', { domain: string; txtRecords: readonly TxtRecord[] }>;
+/** Gives a domain added before return paths existed its return path `<label>.<domain>`. */
+export type AssignReturnPath = Command<'AssignReturnPath', { domain: string; returnPathLabel: string }>;
+/**
+ * What the caller's DNS lookups of the domain's return path found (its MX and TXT records; none: empty lists), and
+ * the service's names they must point to.
+ */
+export type VerifyReturnPath = Command<
+  'VerifyReturnPath',
+  { domain: string; mxRecords: readonly MxRecord[]; txtRecords: readonly TxtRecord[]; service: ServiceDnsNames }
+>;
 export type RemoveDomain = Command<'RemoveDomain', { domain: string }>;
 export type IssueApiKey = Command<
   'IssueApiKey',
@@ -70,6 +95,8 @@ export type AccountCommand =
   | ChangeMemberRole
   | AddDomain
   | VerifyDomain
+  | AssignReturnPath
+  | VerifyReturnPath
   | RemoveDomain
   | IssueApiKey
   | RevokeApiKey
@@ -178,20 +205,33 @@ function addDomain(command: AddDomain, state: OrganizationState): AccountEvent[]
   if (typeof dkimPrivateKeyEncrypted !== 'string' || dkimPrivateKeyEncrypted.length === 0) {
     throw new DomainError('InvalidDkimPrivateKey', 'the encrypted DKIM private key is missing');
   }
+  const returnPath = { host: returnPathHost(domain, command.data.returnPathLabel), assignedAt: command.metadata.now };
   return [
     {
       type: 'DomainAdded',
-      data: { domain, verificationToken, dkimSelector, dkimPublicKey, dkimPrivateKeyEncrypted },
+      data: {
+        domain,
+        verificationToken,
+        dkimSelector,
+        dkimPublicKey,
+        dkimPrivateKeyEncrypted,
+        returnPath: { ...returnPath, verifiedAt: null },
+      },
       metadata: eventMetadata(command.metadata)(),
     },
   ];
 }
 
+function requireDomain(domain: string, state: OrganizationState): DomainState {
+  const current = state.domains.get(domain);
+  if (!current) throw new DomainError('DomainNotFound', `${domain} is not a domain of the organization`, { domain });
+  return current;
+}
+
 function verifyDomain(command: VerifyDomain, state: OrganizationState): AccountEvent[] {
   requireOrganization(command, state);
   const domain = normalizeDomainName(command.data.domain);
-  const current = state.domains.get(domain);
-  if (!current) throw new DomainError('DomainNotFound', `${domain} is not a domain of the organization`, { domain });
+  const current = requireDomain(domain, state);
   if (current.verified) return [];
   const found = (command.data.txtRecords ?? []).map(joinTxtRecord);
   if (!hasVerificationRecord(found, current.verificationToken)) {
@@ -214,7 +254,76 @@ function verifyDomain(command: VerifyDomain, state: OrganizationState): AccountE
         dkimPublicKey: current.dkimPublicKey,
         dkimPrivateKeyEncrypted: current.dkimPrivateKeyEncrypted,
         addedAt: current.addedAt,
+        ...(current.returnPath && { returnPath: current.returnPath }),
       },
+      metadata: eventMetadata(command.metadata)(),
+    },
+  ];
+}
+
+/**
+ * A domain added before return paths existed gets one. Its host is fixed from then on: assigning the same host
+ * again decides nothing; another one is refused (a changed label setting moves no domain silently).
+ */
+function assignReturnPath(command: AssignReturnPath, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const domain = normalizeDomainName(command.data.domain);
+  const current = requireDomain(domain, state);
+  const host = returnPathHost(domain, command.data.returnPathLabel);
+  if (current.returnPath) {
+    if (current.returnPath.host === host) return [];
+    throw new DomainError(
+      'ReturnPathAlreadyAssigned',
+      `${domain} already has the return path ${current.returnPath.host}; it stays (not moved to ${host})`,
+      { domain, host: current.returnPath.host, requested: host },
+    );
+  }
+  return [
+    {
+      type: 'DomainReturnPathAssigned',
+      data: domainSnapshot(domain, current, { host, assignedAt: command.metadata.now, verifiedAt: null }),
+      metadata: eventMetadata(command.metadata)(),
+    },
+  ];
+}
+
+/**
+ * Records that the return path's MX and SPF records are published as dnsRecordsFor asks (returnPathProblems).
+ * Refused with 'ReturnPathVerificationFailed', naming each record missing or wrong; once verified, decides nothing.
+ */
+function verifyReturnPath(command: VerifyReturnPath, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const domain = normalizeDomainName(command.data.domain);
+  const current = requireDomain(domain, state);
+  const returnPath = current.returnPath;
+  if (!returnPath) {
+    throw new DomainError(
+      'ReturnPathNotAssigned',
+      `${domain} was added before return paths existed and has none yet: it must be assigned one first`,
+      { domain },
+    );
+  }
+  if (returnPath.verifiedAt !== null) return [];
+  const { host } = returnPath;
+  const mxRecords = command.data.mxRecords ?? [];
+  const txtRecords = command.data.txtRecords ?? [];
+  const problems = returnPathProblems(host, { mxRecords, txtRecords }, command.data.service);
+  if (problems.length > 0) {
+    throw new DomainError(
+      'ReturnPathVerificationFailed',
+      `return path ${host} not verified: ${problems.map((problem) => problem.message).join('; ')}`,
+      {
+        domain,
+        host,
+        problems,
+        found: { mx: mxRecords.map((r) => `${r.priority} ${r.exchange}`), txt: txtRecords.map(joinTxtRecord) },
+      },
+    );
+  }
+  return [
+    {
+      type: 'DomainReturnPathVerified',
+      data: domainSnapshot(domain, current, { ...returnPath, verifiedAt: command.metadata.now }),
       metadata: eventMetadata(command.metadata)(),
     },
   ];
@@ -322,6 +431,10 @@ export function decideOrganization(command: AccountCommand, state: OrganizationS
       return addDomain(command, state);
     case 'VerifyDomain':
       return verifyDomain(command, state);
+    case 'AssignReturnPath':
+      return assignReturnPath(command, state);
+    case 'VerifyReturnPath':
+      return verifyReturnPath(command, state);
     case 'RemoveDomain':
       return removeDomain(command, state);
     case 'IssueApiKey':

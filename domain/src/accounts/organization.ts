@@ -1,5 +1,5 @@
 import { DomainError } from '../domainError';
-import type { CommandMetadata, DomainEvent } from '../event';
+import { assertNever, type CommandMetadata, type DomainEvent } from '../event';
 import type { ApiKeyMode, Role, Scope } from './rules';
 import { webhookEventKey, type WebhookDisabled, type WebhookEvent, type WebhookState } from './webhooks';
 
@@ -19,6 +19,7 @@ import { webhookEventKey, type WebhookDisabled, type WebhookEvent, type WebhookS
  * - OrganizationCreated, MemberAdded, DomainAdded, ApiKeyIssued and AllowanceSet hold the whole entity;
  * - DomainVerified repeats the whole domain (with its DKIM keys), because it replaces DomainAdded under the
  *   domain's key: a DomainVerified that held only the name would lose the DKIM private key to compaction;
+ *   DomainReturnPathAssigned and DomainReturnPathVerified likewise hold the whole domain (DomainSnapshot);
  * - ApiKeyRevoked likewise repeats the whole key (with its digest, so the key view can find and mark it);
  * - MemberRoleChanged repeats the whole member (with its addedAt), replacing MemberAdded under the member's key;
  * - WebhookCreated holds the whole webhook, and WebhookUpdated and WebhookDisabled repeat it (with its sealed
@@ -50,9 +51,36 @@ export interface DomainKeys {
   /** The DKIM private key, encrypted by the caller; opaque to the domain. */
   dkimPrivateKeyEncrypted: string;
 }
-export type DomainAdded = DomainEvent<'DomainAdded', DomainKeys>;
+/**
+ * A domain's return path: the domain of the envelope sender (`MAIL FROM:<b.{token}@{host}>`) of the mail it sends,
+ * where bounces and complaints come back, as Amazon SES's custom MAIL FROM domain. It is a subdomain of the domain
+ * (`{label}.{domain}`, publishing an MX to the service's mail host and an SPF record), so that SPF passes for an
+ * address aligned (relaxed) with the From domain, for DMARC, and the domain's own MX is never touched.
+ */
+export interface ReturnPath {
+  /** `{label}.{domain}`, fixed when assigned: changing the label setting later moves no domain. */
+  host: string;
+  /** When the domain got it: when it was added, or later for a domain added before return paths existed. */
+  assignedAt: number;
+  /** When its MX and SPF records were found (VerifyReturnPath); null until then. */
+  verifiedAt: number | null;
+}
+
+/** returnPath: absent only in the events of domains added before return paths existed. */
+export type DomainAdded = DomainEvent<'DomainAdded', DomainKeys & { returnPath?: ReturnPath }>;
 /** The whole domain again (see above); verifiedAt is the event's occurredAt. */
-export type DomainVerified = DomainEvent<'DomainVerified', DomainKeys & { addedAt: number }>;
+export type DomainVerified = DomainEvent<'DomainVerified', DomainKeys & { addedAt: number; returnPath?: ReturnPath }>;
+/** The whole domain, as the events that change its return path carry it (see above). */
+export interface DomainSnapshot extends DomainKeys {
+  addedAt: number;
+  /** When the domain's ownership was verified; null while it is not. */
+  verifiedAt: number | null;
+  returnPath: ReturnPath;
+}
+/** A domain added before return paths existed gets one (its records to publish change). */
+export type DomainReturnPathAssigned = DomainEvent<'DomainReturnPathAssigned', DomainSnapshot>;
+/** The return path's MX and SPF records were found; returnPath.verifiedAt is the event's occurredAt. */
+export type DomainReturnPathVerified = DomainEvent<'DomainReturnPathVerified', DomainSnapshot>;
 export type DomainRemoved = DomainEvent<'DomainRemoved', { domain: string }>;
 
 export interface ApiKeyData {
@@ -78,6 +106,8 @@ export type AccountEvent =
   | MemberRoleChanged
   | DomainAdded
   | DomainVerified
+  | DomainReturnPathAssigned
+  | DomainReturnPathVerified
   | DomainRemoved
   | ApiKeyIssued
   | ApiKeyRevoked
@@ -93,6 +123,8 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'MemberRoleChanged',
   'DomainAdded',
   'DomainVerified',
+  'DomainReturnPathAssigned',
+  'DomainReturnPathVerified',
   'DomainRemoved',
   'ApiKeyIssued',
   'ApiKeyRevoked',
@@ -116,6 +148,8 @@ export interface DomainState {
   verified: boolean;
   verifiedAt: number | null;
   addedAt: number;
+  /** null: the domain was added before return paths existed and has not been assigned one yet. */
+  returnPath: ReturnPath | null;
 }
 
 export interface ApiKeyState {
@@ -182,17 +216,11 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
         ...state,
         members: withEntry(state.members, event.data.email, { role: event.data.role, addedAt: event.data.addedAt }),
       };
-    case 'DomainAdded': {
-      const { domain, ...keys } = event.data;
-      return {
-        ...state,
-        domains: withEntry(state.domains, domain, { ...keys, verified: false, verifiedAt: null, addedAt: at }),
-      };
-    }
-    case 'DomainVerified': {
-      const { domain, ...keys } = event.data;
-      return { ...state, domains: withEntry(state.domains, domain, { ...keys, verified: true, verifiedAt: at }) };
-    }
+    case 'DomainAdded':
+    case 'DomainVerified':
+    case 'DomainReturnPathAssigned':
+    case 'DomainReturnPathVerified':
+      return { ...state, domains: withEntry(state.domains, event.data.domain, domainStateOf(event)) };
     case 'DomainRemoved':
       return { ...state, domains: withoutEntry(state.domains, event.data.domain) };
     case 'ApiKeyIssued': {
@@ -238,6 +266,48 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
   }
 }
 
+/** The domain an event under the domain's key leaves: each of them holds the whole domain (see the top). */
+export function domainStateOf(
+  event: DomainAdded | DomainVerified | DomainReturnPathAssigned | DomainReturnPathVerified,
+): DomainState {
+  const at = event.metadata.occurredAt;
+  const { verificationToken, dkimSelector, dkimPublicKey, dkimPrivateKeyEncrypted } = event.data;
+  const keys = { verificationToken, dkimSelector, dkimPublicKey, dkimPrivateKeyEncrypted };
+  switch (event.type) {
+    case 'DomainAdded':
+      return { ...keys, verified: false, verifiedAt: null, addedAt: at, returnPath: event.data.returnPath ?? null };
+    case 'DomainVerified':
+      return {
+        ...keys,
+        verified: true,
+        verifiedAt: at,
+        addedAt: event.data.addedAt,
+        returnPath: event.data.returnPath ?? null,
+      };
+    case 'DomainReturnPathAssigned':
+    case 'DomainReturnPathVerified': {
+      const { addedAt, verifiedAt, returnPath } = event.data;
+      return { ...keys, verified: verifiedAt !== null, verifiedAt, addedAt, returnPath: { ...returnPath } };
+    }
+    default:
+      return assertNever(event);
+  }
+}
+
+/** The whole domain, for an event that carries it (DomainSnapshot), with the return path given. */
+export function domainSnapshot(domain: string, state: DomainState, returnPath: ReturnPath): DomainSnapshot {
+  return {
+    domain,
+    verificationToken: state.verificationToken,
+    dkimSelector: state.dkimSelector,
+    dkimPublicKey: state.dkimPublicKey,
+    dkimPrivateKeyEncrypted: state.dkimPrivateKeyEncrypted,
+    addedAt: state.addedAt,
+    verifiedAt: state.verifiedAt,
+    returnPath,
+  };
+}
+
 /** The webhook a WebhookDisabled leaves: the whole webhook, disabled since the event. */
 export function disabledWebhookState(event: WebhookDisabled): WebhookState {
   const { failingSince, reason, notifyAdmins, ...webhook } = event.data;
@@ -263,6 +333,8 @@ export function accountEventKey(event: AccountEvent): string {
       return `member/${organizationId}/${event.data.email}`;
     case 'DomainAdded':
     case 'DomainVerified':
+    case 'DomainReturnPathAssigned':
+    case 'DomainReturnPathVerified':
     case 'DomainRemoved':
       return `domain/${organizationId}/${event.data.domain}`;
     case 'ApiKeyIssued':

@@ -66,6 +66,8 @@ export interface RecordDeliveryOutcomeData {
   /** The recipient's address (matched case-insensitively). */
   recipient: string;
   outcome: DeliveryOutcome;
+  /** The envelope sender (MAIL FROM) the attempt was made with: the recipient's Return-Path, recorded on the event. */
+  returnPath?: string;
 }
 
 /**
@@ -194,7 +196,8 @@ function recordDeliveryOutcome(command: RecordDeliveryOutcome, state: MessageSta
   if (outcome.kind === 'Deferred' && outcome.attempt <= current.failedAttempts) return [];
 
   const metadata = eventMetadata(command.metadata)();
-  const base = { messageId, recipient };
+  const { returnPath } = command.data;
+  const base = { messageId, recipient, ...(returnPath !== undefined && { returnPath }) };
   switch (outcome.kind) {
     case 'Delivered':
       return [

@@ -40,9 +40,19 @@ export interface MessageSentData {
   messageId: string;
 }
 
-export interface MessageDeliveredData {
+/**
+ * What every outcome of a recipient's delivery records: the message, the recipient, and the envelope sender
+ * (MAIL FROM, `b.<token>@<return path>`) the attempt was made with, which is the Return-Path the recipient's server
+ * stamped and where its later bounce or complaint goes. returnPath is absent on events recorded before it was, and
+ * on a Delivered recorded from a guard written before it was.
+ */
+export interface RecipientOutcomeData {
   messageId: string;
   recipient: string;
+  returnPath?: string;
+}
+
+export interface MessageDeliveredData extends RecipientOutcomeData {
   /** The receiving server's answer to the end of DATA, e.g. "250 2.0.0 OK queued as 1234". */
   smtpResponse: string;
   /** The host name of the server that took the message. */
@@ -50,9 +60,7 @@ export interface MessageDeliveredData {
 }
 
 /** A permanent refusal: shared by hard bounces and policy rejections. */
-export interface MessageRefusalData {
-  messageId: string;
-  recipient: string;
+export interface MessageRefusalData extends RecipientOutcomeData {
   smtpResponse: string;
   /** The basic SMTP reply code, e.g. 550. */
   statusCode: number;
@@ -67,9 +75,7 @@ export interface MessageRefusalData {
 /** Why a recipient's delivery attempt did not conclude: a 4xx answer, a timeout or a connection failure. */
 export type TransientReason = 'response' | 'timeout' | 'connection';
 
-export interface MessageDeferredData {
-  messageId: string;
-  recipient: string;
+export interface MessageDeferredData extends RecipientOutcomeData {
   reason: TransientReason;
   /** The server's answer, when there was one (reason 'response'). */
   smtpResponse?: string;
@@ -88,9 +94,7 @@ export interface MessageDeferredData {
  */
 export type SoftBounceReason = 'RetriesExhausted' | 'PermanentFailure';
 
-export interface MessageSoftBouncedData {
-  messageId: string;
-  recipient: string;
+export interface MessageSoftBouncedData extends RecipientOutcomeData {
   reason: SoftBounceReason;
   /** The last answer, when the last attempt got one. */
   smtpResponse?: string;

@@ -1,9 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { dkimPublicKeyBase64, dnsRecordsFor, hasVerificationRecord } from '../../src/accounts';
+import {
+  dkimPublicKeyBase64,
+  dnsRecordsFor,
+  dnsRecordsToRemove,
+  hasVerificationRecord,
+  returnPathHost,
+} from '../../src/accounts';
 import { DomainError } from '../../src/domainError';
 import { PUBLIC_KEY_BASE64, PUBLIC_KEY_PEM, SELECTOR, TOKEN } from './fixtures';
 
-const domainState = { verificationToken: TOKEN, dkimSelector: SELECTOR, dkimPublicKey: PUBLIC_KEY_PEM };
+const returnPath = { host: 'bounces.acme.example' };
+const domainState = { verificationToken: TOKEN, dkimSelector: SELECTOR, dkimPublicKey: PUBLIC_KEY_PEM, returnPath };
+const service = { mailHost: 'mx.sendline.example', spfDomain: 'spf.sendline.example' };
 
 function codeOf(run: () => unknown): string | undefined {
   try {
@@ -15,16 +23,21 @@ function codeOf(run: () => unknown): string | undefined {
 }
 
 describe('DNS records to publish for a domain', () => {
-  it('lists ownership, MX, SPF, DKIM and DMARC records', () => {
-    expect(dnsRecordsFor('acme.example', domainState, 'mx.sendline.example')).toEqual([
+  it('lists ownership, MX and SPF of the return path, DKIM and DMARC records', () => {
+    expect(dnsRecordsFor('acme.example', domainState, service)).toEqual([
       {
         type: 'TXT',
         name: '_sendline.acme.example',
         value: `sendline-verification=${TOKEN}`,
         purpose: 'ownership',
       },
-      { type: 'MX', name: 'acme.example', value: 'mx.sendline.example', priority: 10, purpose: 'mx' },
-      { type: 'TXT', name: 'acme.example', value: 'v=spf1 include:mx.sendline.example ~all', purpose: 'spf' },
+      { type: 'MX', name: 'bounces.acme.example', value: 'mx.sendline.example', priority: 10, purpose: 'mx' },
+      {
+        type: 'TXT',
+        name: 'bounces.acme.example',
+        value: 'v=spf1 include:spf.sendline.example -all',
+        purpose: 'spf',
+      },
       {
         type: 'TXT',
         name: `${SELECTOR}._domainkey.acme.example`,
@@ -35,24 +48,70 @@ describe('DNS records to publish for a domain', () => {
     ]);
   });
 
+  it('never asks for an MX or SPF record on the domain itself', () => {
+    const records = dnsRecordsFor('acme.example', domainState, service);
+    expect(records.filter((record) => record.name === 'acme.example')).toEqual([]);
+  });
+
+  it('has no MX or SPF record for a domain added before return paths, until it is assigned one', () => {
+    const records = dnsRecordsFor('acme.example', { ...domainState, returnPath: null }, service);
+    expect(records.map((record) => record.purpose)).toEqual(['ownership', 'dkim', 'dmarc']);
+  });
+
   it('gives the same DKIM record for a key stored as bare base64', () => {
-    const fromPem = dnsRecordsFor('acme.example', domainState, 'mx.sendline.example');
-    const fromBase64 = dnsRecordsFor(
-      'acme.example',
-      { ...domainState, dkimPublicKey: PUBLIC_KEY_BASE64 },
-      'mx.sendline.example',
-    );
+    const fromPem = dnsRecordsFor('acme.example', domainState, service);
+    const fromBase64 = dnsRecordsFor('acme.example', { ...domainState, dkimPublicKey: PUBLIC_KEY_BASE64 }, service);
     expect(fromBase64).toEqual(fromPem);
   });
 
-  it('writes the domain and the mail host in lower case', () => {
-    expect(dnsRecordsFor('Acme.Example', domainState, 'MX.Sendline.Example')).toEqual(
-      dnsRecordsFor('acme.example', domainState, 'mx.sendline.example'),
-    );
+  it('writes the domain, the mail host and the SPF domain in lower case', () => {
+    expect(
+      dnsRecordsFor('Acme.Example', domainState, {
+        mailHost: 'MX.Sendline.Example',
+        spfDomain: 'SPF.sendline.example',
+      }),
+    ).toEqual(dnsRecordsFor('acme.example', domainState, service));
   });
 
-  it('refuses a mail host that is not a host name', () => {
-    expect(codeOf(() => dnsRecordsFor('acme.example', domainState, 'mx sendline'))).toBe('InvalidMailHost');
+  it('refuses a mail host or an SPF domain that is not a host name', () => {
+    expect(codeOf(() => dnsRecordsFor('acme.example', domainState, { ...service, mailHost: 'mx sendline' }))).toBe(
+      'InvalidMailHost',
+    );
+    expect(codeOf(() => dnsRecordsFor('acme.example', domainState, { ...service, spfDomain: 'spf' }))).toBe(
+      'InvalidMailHost',
+    );
+  });
+});
+
+describe('records to remove', () => {
+  it('asks a domain added before return paths to remove the MX on the domain itself, and only that one', () => {
+    const legacy = { addedAt: 1000, returnPath: { assignedAt: 5000 } };
+    expect(dnsRecordsToRemove('acme.example', legacy, service)).toEqual([
+      { type: 'MX', name: 'acme.example', value: 'mx.sendline.example', priority: 10, purpose: 'mx' },
+    ]);
+    expect(dnsRecordsToRemove('acme.example', { addedAt: 1000, returnPath: null }, service)).toHaveLength(1);
+  });
+
+  it('asks nothing of a domain added with its return path', () => {
+    expect(dnsRecordsToRemove('acme.example', { addedAt: 1000, returnPath: { assignedAt: 1000 } }, service)).toEqual(
+      [],
+    );
+  });
+});
+
+describe('return path host', () => {
+  it('is <label>.<domain>, lowercased', () => {
+    expect(returnPathHost('Acme.Example', 'Bounces')).toBe('bounces.acme.example');
+  });
+
+  it('refuses a label of two labels or with an underscore', () => {
+    expect(codeOf(() => returnPathHost('acme.example', 'a.b'))).toBe('InvalidReturnPathLabel');
+    expect(codeOf(() => returnPathHost('acme.example', '_b'))).toBe('InvalidReturnPathLabel');
+  });
+
+  it('refuses a host longer than a domain name may be', () => {
+    const long = `${'a'.repeat(60)}.${'b'.repeat(60)}.${'c'.repeat(60)}.${'d'.repeat(60)}.example`;
+    expect(codeOf(() => returnPathHost(long, 'bounces'))).toBe('InvalidDomainName');
   });
 });
 

@@ -6,6 +6,8 @@ import type {
   ApiKeyRevoked,
   DomainAdded,
   DomainRemoved,
+  DomainReturnPathAssigned,
+  DomainReturnPathVerified,
   DomainVerified,
   MemberAdded,
   MemberRemoved,
@@ -78,6 +80,7 @@ export const domainKeys = {
 export const DOMAIN_ADDED_AT = Date.UTC(2025, 0, 10, 9, 5, 0);
 export const DOMAIN_VERIFIED_AT = Date.UTC(2025, 0, 10, 11, 0, 0);
 
+/** A domain added before return paths existed: its events carry none. */
 export function domainAdded(domain = DOMAIN): DomainAdded {
   return {
     type: 'DomainAdded',
@@ -91,6 +94,56 @@ export function domainVerified(): DomainVerified {
     type: 'DomainVerified',
     data: { ...domainKeys, addedAt: DOMAIN_ADDED_AT },
     metadata: eventMetadata('ev-domain-verified', DOMAIN_VERIFIED_AT),
+  };
+}
+
+export const RETURN_PATH_HOST = `bounces.${DOMAIN}`;
+/** The service's names, as its settings give them (SENDLINE_MAIL_HOST, SENDLINE_SPF_DOMAIN). */
+export const SERVICE = { mailHost: 'mail.sendline.example', spfDomain: 'spf.sendline.example' };
+/** The two records a return path publishes (dnsRecordsFor), as a resolver would find them. */
+export const RETURN_PATH_MX = [{ exchange: SERVICE.mailHost, priority: 10 }];
+export const RETURN_PATH_SPF = [`v=spf1 include:${SERVICE.spfDomain} -all`];
+
+/** A domain added with its return path, `bounces.<domain>` (unverified). */
+export function domainAddedWithReturnPath(): DomainAdded {
+  return {
+    type: 'DomainAdded',
+    data: { ...domainKeys, returnPath: { host: RETURN_PATH_HOST, assignedAt: DOMAIN_ADDED_AT, verifiedAt: null } },
+    metadata: eventMetadata('ev-domain-added', DOMAIN_ADDED_AT),
+  };
+}
+
+export const RETURN_PATH_ASSIGNED_AT = Date.UTC(2025, 0, 10, 12, 0, 0);
+export const RETURN_PATH_VERIFIED_AT = Date.UTC(2025, 0, 10, 13, 0, 0);
+
+/** The legacy domain (domainAdded, domainVerified) given its return path later. */
+export function returnPathAssigned(): DomainReturnPathAssigned {
+  return {
+    type: 'DomainReturnPathAssigned',
+    data: {
+      ...domainKeys,
+      addedAt: DOMAIN_ADDED_AT,
+      verifiedAt: DOMAIN_VERIFIED_AT,
+      returnPath: { host: RETURN_PATH_HOST, assignedAt: RETURN_PATH_ASSIGNED_AT, verifiedAt: null },
+    },
+    metadata: eventMetadata('ev-return-path-assigned', RETURN_PATH_ASSIGNED_AT),
+  };
+}
+
+export function returnPathVerified(): DomainReturnPathVerified {
+  return {
+    type: 'DomainReturnPathVerified',
+    data: {
+      ...domainKeys,
+      addedAt: DOMAIN_ADDED_AT,
+      verifiedAt: DOMAIN_VERIFIED_AT,
+      returnPath: {
+        host: RETURN_PATH_HOST,
+        assignedAt: RETURN_PATH_ASSIGNED_AT,
+        verifiedAt: RETURN_PATH_VERIFIED_AT,
+      },
+    },
+    metadata: eventMetadata('ev-return-path-verified', RETURN_PATH_VERIFIED_AT),
   };
 }
 

@@ -4,6 +4,7 @@ import type {
   AccountCommand,
   AddDomain,
   AddMember,
+  AssignReturnPath,
   CreateOrganization,
   IssueApiKey,
   RemoveDomain,
@@ -11,6 +12,7 @@ import type {
   RevokeApiKey,
   SetAllowance,
   VerifyDomain,
+  VerifyReturnPath,
 } from '../../src/accounts';
 import { DeciderSpecification } from '../decider-spec';
 import {
@@ -22,8 +24,14 @@ import {
   ORG,
   PRIVATE_KEY_ENCRYPTED,
   PUBLIC_KEY_PEM,
+  RETURN_PATH_HOST,
+  RETURN_PATH_MX,
+  RETURN_PATH_SPF,
   SELECTOR,
+  SERVICE,
   TOKEN,
+  DOMAIN_ADDED_AT,
+  DOMAIN_VERIFIED_AT,
   allowanceSet,
   anOrganization,
   apiKeyData,
@@ -32,12 +40,15 @@ import {
   command,
   commandMetadata,
   domainAdded,
+  domainAddedWithReturnPath,
   domainKeys,
   domainRemoved,
   domainVerified,
   eventMetadata,
   memberAdded,
   memberRemoved,
+  returnPathAssigned,
+  returnPathVerified,
 } from './fixtures';
 
 const { given } = DeciderSpecification.for(organizationDecider);
@@ -52,7 +63,22 @@ const createOrganization = (data: Partial<CreateOrganization['data']> = {}) =>
 const addMember = (email: string, role: string) => command<AddMember>('AddMember', { email, role });
 const removeMember = (email: string) => command<RemoveMember>('RemoveMember', { email });
 const addDomain = (data: Partial<AddDomain['data']> = {}) =>
-  command<AddDomain>('AddDomain', { ...domainKeys, ...data });
+  command<AddDomain>('AddDomain', { ...domainKeys, returnPathLabel: 'bounces', ...data });
+const assignReturnPath = (returnPathLabel = 'bounces', domain = DOMAIN) =>
+  command<AssignReturnPath>('AssignReturnPath', { domain, returnPathLabel });
+const verifyReturnPath = (
+  found: Partial<Pick<VerifyReturnPath['data'], 'mxRecords' | 'txtRecords'>> = {},
+  domain = DOMAIN,
+) =>
+  command<VerifyReturnPath>('VerifyReturnPath', {
+    domain,
+    mxRecords: RETURN_PATH_MX,
+    txtRecords: RETURN_PATH_SPF,
+    service: SERVICE,
+    ...found,
+  });
+/** The return path a domain added by the command above gets: `bounces.<domain>`, assigned then, not verified. */
+const newReturnPath = { host: RETURN_PATH_HOST, assignedAt: LATER, verifiedAt: null };
 const verifyDomain = (txtRecords: VerifyDomain['data']['txtRecords'], domain = DOMAIN) =>
   command<VerifyDomain>('VerifyDomain', { domain, txtRecords });
 const removeDomain = (domain = DOMAIN) => command<RemoveDomain>('RemoveDomain', { domain });
@@ -121,6 +147,8 @@ describe('organization decider', () => {
       removeMember(ADMIN),
       addDomain(),
       verifyDomain([expectedRecord]),
+      assignReturnPath(),
+      verifyReturnPath(),
       removeDomain(),
       issueApiKey(),
       revokeApiKey(),
@@ -213,10 +241,28 @@ describe('organization decider', () => {
 
   describe('domains', () => {
     describe('when the organization has no domain', () => {
-      it('adds a domain with its verification token and DKIM keys, name and selector lowercased', () => {
+      it('adds a domain with its verification token, DKIM keys and return path, name and selector lowercased', () => {
         given(anOrganization())
           .when(addDomain({ domain: 'Acme.EXAMPLE', dkimSelector: 'SL2025' }))
-          .then([{ type: 'DomainAdded', data: { ...domainKeys }, metadata: occurred() }]);
+          .then([{ type: 'DomainAdded', data: { ...domainKeys, returnPath: newReturnPath }, metadata: occurred() }]);
+      });
+
+      it('names the return path with the label the service gives, lowercased', () => {
+        given(anOrganization())
+          .when(addDomain({ returnPathLabel: 'Mail-Back' }))
+          .then([
+            {
+              type: 'DomainAdded',
+              data: { ...domainKeys, returnPath: { ...newReturnPath, host: `mail-back.${DOMAIN}` } },
+              metadata: occurred(),
+            },
+          ]);
+      });
+
+      it.each([['bounces.mail'], ['_bounces'], [''], ['-bounces']])('refuses the return path label %j', (label) => {
+        given(anOrganization())
+          .when(addDomain({ returnPathLabel: label }))
+          .thenThrows('InvalidReturnPathLabel', withDetails({ label }));
       });
 
       it('accepts the DKIM public key as bare base64', () => {
@@ -225,7 +271,11 @@ describe('organization decider', () => {
           .then([
             {
               type: 'DomainAdded',
-              data: { ...domainKeys, dkimPublicKey: 'MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCs' },
+              data: {
+                ...domainKeys,
+                dkimPublicKey: 'MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQCs',
+                returnPath: newReturnPath,
+              },
               metadata: occurred(),
             },
           ]);
@@ -358,16 +408,241 @@ describe('organization decider', () => {
     describe('when a domain was removed', () => {
       const history = () => [...anOrganization(), domainAdded(), domainVerified(), domainRemoved()];
 
-      it('adds it again, unverified', () => {
+      it('adds it again, unverified, with a new return path', () => {
         given(history())
           .when(addDomain())
-          .then([{ type: 'DomainAdded', data: { ...domainKeys }, metadata: occurred() }]);
+          .then([{ type: 'DomainAdded', data: { ...domainKeys, returnPath: newReturnPath }, metadata: occurred() }]);
       });
 
       it('refuses to verify it', () => {
         given(history())
           .when(verifyDomain([expectedRecord]))
           .thenThrows('DomainNotFound');
+      });
+    });
+  });
+
+  describe('return paths', () => {
+    const problems = (error: { details?: Record<string, unknown> }) =>
+      error.details?.problems as { record: string; message: string }[];
+
+    describe('when a domain was added before return paths existed', () => {
+      const history = () => [...anOrganization(), domainAdded(), domainVerified()];
+
+      it('gives it a return path by an event that repeats the whole domain, its verification kept', () => {
+        given(history())
+          .when(assignReturnPath('Bounces'))
+          .then([
+            {
+              type: 'DomainReturnPathAssigned',
+              data: {
+                ...domainKeys,
+                addedAt: DOMAIN_ADDED_AT,
+                verifiedAt: DOMAIN_VERIFIED_AT,
+                returnPath: newReturnPath,
+              },
+              metadata: occurred(),
+            },
+          ]);
+      });
+
+      it('gives one to an unverified domain too, which stays unverified', () => {
+        given([...anOrganization(), domainAdded()])
+          .when(assignReturnPath())
+          .then([
+            {
+              type: 'DomainReturnPathAssigned',
+              data: { ...domainKeys, addedAt: DOMAIN_ADDED_AT, verifiedAt: null, returnPath: newReturnPath },
+              metadata: occurred(),
+            },
+          ]);
+      });
+
+      it('refuses to verify a return path it does not have yet', () => {
+        given(history())
+          .when(verifyReturnPath())
+          .thenThrows('ReturnPathNotAssigned', withDetails({ domain: DOMAIN }));
+      });
+
+      it('refuses a return path for a domain the organization does not have', () => {
+        given(history())
+          .when(assignReturnPath('bounces', 'other.example'))
+          .thenThrows('DomainNotFound', withDetails({ domain: 'other.example' }));
+      });
+    });
+
+    describe('when a domain has a return path not verified yet', () => {
+      const history = () => [...anOrganization(), domainAdded(), domainVerified(), returnPathAssigned()];
+      const assigned = returnPathAssigned().data;
+
+      it('decides nothing when the same return path is assigned again', () => {
+        given(history()).when(assignReturnPath()).thenNothingHappened();
+      });
+
+      it('keeps its return path when another label is asked for: refused, nothing moves silently', () => {
+        given(history())
+          .when(assignReturnPath('mail-back'))
+          .thenThrows(
+            'ReturnPathAlreadyAssigned',
+            withDetails({ domain: DOMAIN, host: RETURN_PATH_HOST, requested: `mail-back.${DOMAIN}` }),
+          );
+      });
+
+      it('verifies it when its MX points to the mail host and its SPF record includes the SPF domain', () => {
+        given(history())
+          .when(verifyReturnPath())
+          .then([
+            {
+              type: 'DomainReturnPathVerified',
+              data: { ...assigned, returnPath: { ...assigned.returnPath, verifiedAt: LATER } },
+              metadata: occurred(),
+            },
+          ]);
+      });
+
+      it('reads an MX host with a trailing dot in any case, and an SPF record in character-strings with its own all', () => {
+        given(history())
+          .when(
+            verifyReturnPath({
+              mxRecords: [{ exchange: 'MAIL.Sendline.Example.', priority: 20 }],
+              txtRecords: ['some-other=txt', ['v=spf1 include:spf.sendline.example', ' ~all']],
+            }),
+          )
+          .then([
+            {
+              type: 'DomainReturnPathVerified',
+              data: { ...assigned, returnPath: { ...assigned.returnPath, verifiedAt: LATER } },
+              metadata: occurred(),
+            },
+          ]);
+      });
+
+      it('refuses when nothing was found, naming both records and what to publish', () => {
+        given(history())
+          .when(verifyReturnPath({ mxRecords: [], txtRecords: [] }))
+          .thenThrows('ReturnPathVerificationFailed', (error) => {
+            expect(error.details).toMatchObject({ domain: DOMAIN, host: RETURN_PATH_HOST });
+            expect(problems(error)).toEqual([
+              {
+                record: 'MX',
+                message: `no MX record found at ${RETURN_PATH_HOST}; publish MX ${RETURN_PATH_HOST} 10 mail.sendline.example`,
+              },
+              {
+                record: 'SPF',
+                message:
+                  `no SPF record (TXT "v=spf1 …") found at ${RETURN_PATH_HOST}; ` +
+                  `publish TXT ${RETURN_PATH_HOST} "v=spf1 include:spf.sendline.example -all"`,
+              },
+            ]);
+            expect(error.message).toContain(`return path ${RETURN_PATH_HOST} not verified: no MX record found`);
+          });
+      });
+
+      it('refuses an MX that points to another host, naming it', () => {
+        given(history())
+          .when(verifyReturnPath({ mxRecords: [{ exchange: 'mx.elsewhere.example', priority: 10 }] }))
+          .thenThrows('ReturnPathVerificationFailed', (error) =>
+            expect(problems(error)).toEqual([
+              {
+                record: 'MX',
+                message: `the MX of ${RETURN_PATH_HOST} is mx.elsewhere.example, not mail.sendline.example; publish MX ${RETURN_PATH_HOST} 10 mail.sendline.example`,
+              },
+            ]),
+          );
+      });
+
+      it('refuses an MX to another host beside the mail host: it would take bounces', () => {
+        given(history())
+          .when(
+            verifyReturnPath({
+              mxRecords: [...RETURN_PATH_MX, { exchange: 'mx.elsewhere.example', priority: 5 }],
+            }),
+          )
+          .thenThrows('ReturnPathVerificationFailed', (error) =>
+            expect(problems(error)).toEqual([expect.objectContaining({ record: 'MX' })]),
+          );
+      });
+
+      it('refuses an SPF record that does not include the SPF domain, quoting it', () => {
+        given(history())
+          .when(verifyReturnPath({ txtRecords: ['v=spf1 include:mail.sendline.example -all'] }))
+          .thenThrows('ReturnPathVerificationFailed', (error) =>
+            expect(problems(error)).toEqual([
+              {
+                record: 'SPF',
+                message:
+                  `the SPF record at ${RETURN_PATH_HOST} does not include spf.sendline.example: ` +
+                  `found "v=spf1 include:mail.sendline.example -all"; publish "v=spf1 include:spf.sendline.example -all"`,
+              },
+            ]),
+          );
+      });
+
+      it('refuses two SPF records at the return path', () => {
+        given(history())
+          .when(verifyReturnPath({ txtRecords: [...RETURN_PATH_SPF, 'v=spf1 -all'] }))
+          .thenThrows('ReturnPathVerificationFailed', (error) =>
+            expect(problems(error)).toEqual([
+              {
+                record: 'SPF',
+                message: `2 SPF records at ${RETURN_PATH_HOST} (a name may have only one): keep only "v=spf1 include:spf.sendline.example -all"`,
+              },
+            ]),
+          );
+      });
+    });
+
+    describe('when a domain was added with its return path', () => {
+      const history = () => [...anOrganization(), domainAddedWithReturnPath()];
+      const added = domainAddedWithReturnPath().data;
+
+      it('verifies its ownership, repeating the return path in DomainVerified', () => {
+        given(history())
+          .when(verifyDomain([expectedRecord]))
+          .then([
+            {
+              type: 'DomainVerified',
+              data: { ...domainKeys, addedAt: DOMAIN_ADDED_AT, returnPath: added.returnPath },
+              metadata: occurred(),
+            },
+          ]);
+      });
+
+      it('verifies its return path before its ownership, which stays unverified', () => {
+        given(history())
+          .when(verifyReturnPath())
+          .then([
+            {
+              type: 'DomainReturnPathVerified',
+              data: {
+                ...domainKeys,
+                addedAt: DOMAIN_ADDED_AT,
+                verifiedAt: null,
+                returnPath: { ...added.returnPath!, verifiedAt: LATER },
+              },
+              metadata: occurred(),
+            },
+          ]);
+      });
+    });
+
+    describe('when a return path is verified', () => {
+      const history = () => [
+        ...anOrganization(),
+        domainAdded(),
+        domainVerified(),
+        returnPathAssigned(),
+        returnPathVerified(),
+      ];
+
+      it('decides nothing when asked to verify it again, whatever the records', () => {
+        given(history())
+          .when(verifyReturnPath({ mxRecords: [], txtRecords: [] }))
+          .thenNothingHappened();
+      });
+
+      it('decides nothing when the same return path is assigned again', () => {
+        given(history()).when(assignReturnPath()).thenNothingHappened();
       });
     });
   });

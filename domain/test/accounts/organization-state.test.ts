@@ -7,6 +7,9 @@ import {
   DOMAIN,
   DOMAIN_ADDED_AT,
   DOMAIN_VERIFIED_AT,
+  RETURN_PATH_ASSIGNED_AT,
+  RETURN_PATH_HOST,
+  RETURN_PATH_VERIFIED_AT,
   KEY_ID,
   KEY_ISSUED_AT,
   KEY_REVOKED_AT,
@@ -17,11 +20,14 @@ import {
   apiKeyIssued,
   apiKeyRevoked,
   domainAdded,
+  domainAddedWithReturnPath,
   domainKeys,
   domainRemoved,
   domainVerified,
   memberAdded,
   memberRemoved,
+  returnPathAssigned,
+  returnPathVerified,
 } from './fixtures';
 
 /** What Kafka log compaction leaves: the last event per key, in log order. */
@@ -38,6 +44,8 @@ const fullHistory = (): AccountEvent[] => [
   memberRemoved('carol@acme.example'),
   domainAdded(),
   domainVerified(),
+  returnPathAssigned(),
+  returnPathVerified(),
   domainAdded('old.example'),
   domainAdded('gone.example'),
   {
@@ -77,7 +85,51 @@ describe('organization state', () => {
   it('holds an added domain as unverified', () => {
     const state = foldOrganization([...anOrganization(), domainAdded()]);
     const { domain: _domain, ...keys } = domainKeys;
-    expect(state.domains.get(DOMAIN)).toEqual({ ...keys, verified: false, verifiedAt: null, addedAt: DOMAIN_ADDED_AT });
+    expect(state.domains.get(DOMAIN)).toEqual({
+      ...keys,
+      verified: false,
+      verifiedAt: null,
+      addedAt: DOMAIN_ADDED_AT,
+      returnPath: null,
+    });
+  });
+
+  it('holds the return path a domain was added with', () => {
+    const state = foldOrganization([...anOrganization(), domainAddedWithReturnPath()]);
+    expect(state.domains.get(DOMAIN)?.returnPath).toEqual({
+      host: RETURN_PATH_HOST,
+      assignedAt: DOMAIN_ADDED_AT,
+      verifiedAt: null,
+    });
+  });
+
+  it('gives a domain added before return paths the one assigned later, its verification kept', () => {
+    const state = foldOrganization([...anOrganization(), domainAdded(), domainVerified(), returnPathAssigned()]);
+    expect(state.domains.get(DOMAIN)).toMatchObject({
+      verified: true,
+      verifiedAt: DOMAIN_VERIFIED_AT,
+      addedAt: DOMAIN_ADDED_AT,
+      returnPath: { host: RETURN_PATH_HOST, assignedAt: RETURN_PATH_ASSIGNED_AT, verifiedAt: null },
+    });
+  });
+
+  it('rebuilds the whole domain from its last event alone (the others compacted away)', () => {
+    const state = foldOrganization([...anOrganization(), returnPathVerified()]);
+    const { domain: _domain, ...keys } = domainKeys;
+    expect(state.domains.get(DOMAIN)).toEqual({
+      ...keys,
+      verified: true,
+      verifiedAt: DOMAIN_VERIFIED_AT,
+      addedAt: DOMAIN_ADDED_AT,
+      returnPath: { host: RETURN_PATH_HOST, assignedAt: RETURN_PATH_ASSIGNED_AT, verifiedAt: RETURN_PATH_VERIFIED_AT },
+    });
+  });
+
+  it('keys the return path events by their domain', () => {
+    expect([returnPathAssigned(), returnPathVerified()].map(accountEventKey)).toEqual([
+      `domain/${ORG}/${DOMAIN}`,
+      `domain/${ORG}/${DOMAIN}`,
+    ]);
   });
 
   it('marks a domain verified at the time of DomainVerified', () => {

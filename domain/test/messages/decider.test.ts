@@ -166,6 +166,20 @@ describe('message decider', () => {
         ]);
     });
 
+    it('records the envelope sender the attempt was made with (the recipient’s Return-Path) on its outcome', () => {
+      const returnPath = 'b.abc@bounces.shop.example';
+      spec
+        .given(given)
+        .when(recordOutcome('bob@customer.example', deferred(1), { returnPath }))
+        .then([
+          {
+            type: 'MessageDeferred',
+            data: expect.objectContaining({ recipient: 'bob@customer.example', returnPath, attempt: 1 }),
+            metadata: outcomeMetadata,
+          },
+        ]);
+    });
+
     it('records a hard bounce with its codes and summary', () => {
       spec
         .given(given)

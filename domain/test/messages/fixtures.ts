@@ -94,11 +94,16 @@ export function messageSent(): MessageSent {
 export function recordOutcome(
   recipient: string,
   outcome: DeliveryOutcome,
-  options: { now?: number; eventId?: string } = {},
+  options: { now?: number; eventId?: string; returnPath?: string } = {},
 ): RecordDeliveryOutcome {
   return {
     type: 'RecordDeliveryOutcome',
-    data: { messageId: MESSAGE_ID, recipient, outcome },
+    data: {
+      messageId: MESSAGE_ID,
+      recipient,
+      outcome,
+      ...(options.returnPath !== undefined && { returnPath: options.returnPath }),
+    },
     metadata: { organizationId: ORG, now: options.now ?? SENT_AT + 1_000, eventIds: [options.eventId ?? 'ev-outcome'] },
   };
 }

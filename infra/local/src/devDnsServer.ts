@@ -1,8 +1,9 @@
 /**
  * The development DNS server: answers TXT and MX queries on loopback from the zone file
  * (.local/dns-zone.json), re-read as soon as it changes. `npm start` runs it; the demo publishes
- * its domain's records in the zone file and verifies the domain against it. Point the console's
- * lookups at it with SENDLINE_DNS_SERVERS=127.0.0.1:5353.
+ * its domain's records in the zone file (the ownership TXT, the return path's MX and SPF at
+ * bounces.demo.sendline.test, DKIM, DMARC) and verifies the domain and its return path against it.
+ * Point the console's lookups at it with SENDLINE_DNS_SERVERS=127.0.0.1:5353.
  *
  * Settings: SENDLINE_DEV_DNS_HOST (127.0.0.1), SENDLINE_DEV_DNS_PORT (5353), SENDLINE_DEV_DNS_ZONE.
  */

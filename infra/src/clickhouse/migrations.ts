@@ -17,6 +17,14 @@ export interface Migration {
   statements: string[];
 }
 
+/** An `ALTER TABLE … ADD COLUMN` that failed because the column is there (ClickHouse error 44): done before. */
+function columnAddedAlready(statement: string, error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return (
+    /^ALTER\s+TABLE\s+\S+\s+ADD\s+COLUMN\s/i.test(statement) && /column with this name already exists/i.test(message)
+  );
+}
+
 /** Migrations are `NNNN_name.sql` files; statements are separated by `;` at a line's end; `{db}` is the database. */
 export function loadMigrations(directory = migrationsDirectory): Migration[] {
   return readdirSync(directory)
@@ -39,19 +47,11 @@ export function loadMigrations(directory = migrationsDirectory): Migration[] {
 }
 
 /**
- * Whether a statement that failed had done its work already: ClickHouse 18.16 knows no `ADD COLUMN IF NOT EXISTS`,
- * so an `ADD COLUMN` whose column exists (a run that stopped before recording its migration) counts as done.
- */
-function alreadyApplied(statement: string, error: unknown): boolean {
-  const message = error instanceof Error ? error.message : String(error);
-  return /\bADD\s+COLUMN\b/i.test(statement) && /column with this name already exists|DUPLICATE_COLUMN/i.test(message);
-}
-
-/**
  * Applies the migrations not yet recorded in `{db}.schema_migrations`, in order.
- * Each statement is written to be safe to run again (IF NOT EXISTS; an ADD COLUMN of
- * a column that exists is passed over), so a crash between a statement and its
- * record only repeats harmless work.
+ * Each statement is written to be safe to run again (IF NOT EXISTS), so a crash
+ * between a statement and its record only repeats harmless work. ClickHouse 18.16 has
+ * no `ADD COLUMN IF NOT EXISTS`: an `ADD COLUMN` refused because the column exists is
+ * taken as done.
  */
 export async function migrate(
   client: ClickHouseClient,
@@ -71,9 +71,11 @@ export async function migrate(
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
     for (const statement of migration.statements) {
-      await client.command({ query: statement.replaceAll('{db}', db) }).catch((error: unknown) => {
-        if (!alreadyApplied(statement, error)) throw error;
-      });
+      try {
+        await client.command({ query: statement.replaceAll('{db}', db) });
+      } catch (error) {
+        if (!columnAddedAlready(statement, error)) throw error;
+      }
     }
     await client.command({
       query: `INSERT INTO ${db}.schema_migrations (version, name, applied_at) VALUES (${sqlNumber(migration.version)}, ${sqlString(migration.name)}, now())`,

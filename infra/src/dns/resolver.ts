@@ -2,13 +2,17 @@ import { Resolver } from 'node:dns/promises';
 import { InfrastructureError } from '../errors';
 
 /**
- * DNS lookups for the console's domain verification, with node:dns and a resolver that can be
- * pointed at chosen servers (SENDLINE_DNS_SERVERS, e.g. "127.0.0.1:5353"), so that development and
- * tests can answer from a DNS server on loopback. Without servers, the system's resolvers are used.
+ * DNS lookups for the console's domain verification (TXT) and return path verification (MX and TXT), with
+ * node:dns and a resolver that can be pointed at chosen servers (SENDLINE_DNS_SERVERS, e.g. "127.0.0.1:5353"), so
+ * that development and tests can answer from a DNS server on loopback. Without servers, the system's resolvers are
+ * used.
  */
 
 /** The TXT records at a name, each as its character-strings (what node:dns returns); [] when there are none. */
 export type TxtResolver = (name: string) => Promise<string[][]>;
+
+/** The MX records at a name (exchange and priority, as node:dns returns them); [] when there are none. */
+export type MxResolver = (name: string) => Promise<{ exchange: string; priority: number }[]>;
 
 export interface DnsResolverOptions {
   /** `host` or `host:port` (IPv6 as `[addr]:port`); absent or empty: the system's resolvers. */
@@ -96,6 +100,20 @@ function errorCode(error: unknown): string | undefined {
 
 /** A TXT lookup with node:dns on the given servers; DNS errors become InfrastructureErrors (see the table). */
 export function createTxtResolver(options: DnsResolverOptions = {}): TxtResolver {
+  return lookupOf(options, 'TXT', (resolver, name) => resolver.resolveTxt(name));
+}
+
+/** An MX lookup with node:dns on the given servers; DNS errors become InfrastructureErrors (see the table). */
+export function createMxResolver(options: DnsResolverOptions = {}): MxResolver {
+  return lookupOf(options, 'MX', (resolver, name) => resolver.resolveMx(name));
+}
+
+/** One kind of lookup on the given servers: no such name or records is an empty answer, the rest errors. */
+function lookupOf<T>(
+  options: DnsResolverOptions,
+  type: string,
+  resolve: (resolver: Resolver, name: string) => Promise<T[]>,
+): (name: string) => Promise<T[]> {
   const resolver = new Resolver({
     timeout: options.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
     tries: options.tries ?? DEFAULT_DNS_TRIES,
@@ -115,14 +133,14 @@ export function createTxtResolver(options: DnsResolverOptions = {}): TxtResolver
   const where = servers ? `DNS server ${servers.join(', ')}` : 'the system DNS resolver';
   return async (name: string) => {
     try {
-      return await resolver.resolveTxt(name);
+      return await resolve(resolver, name);
     } catch (cause) {
       const code = errorCode(cause);
       const known = code ? DNS_ERRORS[code] : undefined;
       if (known?.outcome === 'none') return [];
       throw new InfrastructureError(
         known ? known.code : 'DnsLookupFailed',
-        `TXT lookup of ${name} at ${where} failed: ${known ? known.what : String((cause as Error)?.message ?? cause)}`,
+        `${type} lookup of ${name} at ${where} failed: ${known ? known.what : String((cause as Error)?.message ?? cause)}`,
         { retriable: known ? known.retriable : false, cause },
       );
     }
@@ -132,4 +150,9 @@ export function createTxtResolver(options: DnsResolverOptions = {}): TxtResolver
 /** createTxtResolver with the environment's settings. */
 export function txtResolverFromEnv(env: NodeJS.ProcessEnv = process.env): TxtResolver {
   return createTxtResolver(dnsResolverOptionsFromEnv(env));
+}
+
+/** createMxResolver with the environment's settings. */
+export function mxResolverFromEnv(env: NodeJS.ProcessEnv = process.env): MxResolver {
+  return createMxResolver(dnsResolverOptionsFromEnv(env));
 }

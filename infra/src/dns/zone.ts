@@ -9,7 +9,7 @@ import { InfrastructureError } from '../errors';
  *
  *   { "records": [
  *       { "type": "TXT", "name": "_sendline.demo.sendline.test", "value": "sendline-verification=…" },
- *       { "type": "MX", "name": "demo.sendline.test", "value": "mail.sendline.dev", "priority": 10 } ] }
+ *       { "type": "MX", "name": "bounces.demo.sendline.test", "value": "mail.sendline.dev", "priority": 10 } ] }
  *
  * The records are those that `domain add` prints (the domain's DnsRecord shape; extra fields such as
  * `purpose` are kept and ignored).
@@ -98,6 +98,20 @@ export async function publishToZoneFile(path: string, records: readonly ZoneReco
       ...(priority === undefined ? {} : { priority }),
     })),
   ]);
+}
+
+/** Removes these records (same type, name and value) from a zone file; every other record stays. */
+export async function withdrawFromZoneFile(path: string, records: readonly ZoneRecord[]): Promise<void> {
+  const current = await readZoneFile(path);
+  const withdrawn = (existing: ZoneRecord) =>
+    records.some(
+      (record) => sameOwner(existing, record) && existing.value.toLowerCase() === record.value.toLowerCase(),
+    );
+  if (current.some(withdrawn))
+    await writeZoneFile(
+      path,
+      current.filter((existing) => !withdrawn(existing)),
+    );
 }
 
 /**

@@ -3,12 +3,14 @@ import { addressDomain, canonicalAddress, type MessageAcceptedData } from '@send
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import { InfrastructureError } from '../errors';
+import { returnPathAddress } from '../crypto/returnPathToken';
 import { mimeBytesAtOnce } from './mimeBytes';
 
 /**
  * Composing a message is apart from sending it (nodemailer's habit): `composeMessage` turns an accepted
  * message into its MIME bytes with nodemailer's MailComposer, `signMessage` (dkimSignature.ts) adds the DKIM-Signature,
- * and a transport sends the bytes as they are (`raw`) to an envelope of our own.
+ * and a transport sends the bytes as they are (`raw`) to an envelope of our own: one recipient at a time, each with
+ * its own envelope sender (`returnPathOf`), while the bytes and their signature are the message's, once.
  *
  * What the composed message carries:
  * - From, To, Cc, Reply-To, Subject as accepted; Bcc is never written into the headers (its recipients
@@ -25,8 +27,9 @@ import { mimeBytesAtOnce } from './mimeBytes';
  */
 
 export interface Envelope {
+  /** MAIL FROM: the envelope sender, where bounces go (the Return-Path the receiver stamps). */
   from: string;
-  /** Every active recipient, as the request spelt it (To, Cc, Bcc), keyed by canonical address. */
+  /** RCPT TO: the recipients, as the request spelt them (To, Cc, Bcc). */
   to: string[];
 }
 
@@ -128,8 +131,37 @@ export function dkimSigningKey(domainName: string, keySelector: string, privateK
   }
 }
 
-/** The SMTP envelope of an accepted message for some of its (canonical) recipients. */
-export function envelopeOf(message: MessageAcceptedData, recipients: readonly string[]): Envelope {
+/** The SMTP envelope of an accepted message for some of its (canonical) recipients, with the envelope sender `from`. */
+export function envelopeOf(message: MessageAcceptedData, recipients: readonly string[], from: string): Envelope {
   const spellings = recipientSpellings(message);
-  return { from: message.from.email, to: recipients.map((recipient) => spellings.get(recipient) ?? recipient) };
+  return { from, to: recipients.map((recipient) => spellings.get(recipient) ?? recipient) };
+}
+
+/** Where a recipient's bounces go: the key of the tokens and the return-path domain (the From domain's, or ours). */
+export interface ReturnPathSettings {
+  /** returnPathKey(the service's secret key). */
+  key: Buffer;
+  domain: string;
+}
+
+/**
+ * The envelope sender of one recipient of a message: `b.<token>@<return-path domain>`, the token naming the message
+ * and the recipient's index among its active recipients (crypto/returnPathToken.ts), so that a bounce or a
+ * complaint sent back to it says which delivery it is about. Throws for an address that is not an active recipient.
+ */
+export function returnPathOf(
+  message: Pick<MessageAcceptedData, 'messageId' | 'activeRecipients'>,
+  recipient: string,
+  returnPath: ReturnPathSettings,
+): string {
+  const canonical = canonicalAddress(recipient);
+  const recipientIndex = message.activeRecipients.findIndex((active) => canonicalAddress(active) === canonical);
+  if (recipientIndex < 0) {
+    throw new InfrastructureError(
+      'NotARecipient',
+      `${recipient} is not an active recipient of message ${message.messageId}: no return path for it`,
+      { retriable: false },
+    );
+  }
+  return returnPathAddress(returnPath.key, { messageId: message.messageId, recipientIndex }, returnPath.domain);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultTopicNames, returnPathDomainOf, returnPathSettingsFromEnv, serviceAddresses } from '../../src';
+import { defaultTopicNames, returnPathDomainOf, returnPathNamesFromEnv, serviceAddresses } from '../../src';
 
 describe('serviceAddresses', () => {
   it('names the real topics by default', () => {
@@ -19,19 +19,19 @@ describe('serviceAddresses', () => {
   });
 });
 
-describe('returnPathSettingsFromEnv', () => {
+describe('returnPathNamesFromEnv', () => {
   it('is bounces.sendline.dev and the label bounces by default', () => {
-    expect(returnPathSettingsFromEnv({})).toEqual({ domain: 'bounces.sendline.dev', label: 'bounces' });
-    expect(returnPathDomainOf('Shop.Example', returnPathSettingsFromEnv({}))).toBe('bounces.shop.example');
+    expect(returnPathNamesFromEnv({})).toEqual({ domain: 'bounces.sendline.dev', label: 'bounces' });
+    expect(returnPathDomainOf('Shop.Example', returnPathNamesFromEnv({}))).toBe('bounces.shop.example');
   });
 
   it('takes SENDLINE_RETURN_PATH_DOMAIN and SENDLINE_RETURN_PATH_LABEL, lowercased', () => {
     expect(
-      returnPathSettingsFromEnv({ SENDLINE_RETURN_PATH_DOMAIN: 'RP.Mail.example', SENDLINE_RETURN_PATH_LABEL: 'Rp' }),
+      returnPathNamesFromEnv({ SENDLINE_RETURN_PATH_DOMAIN: 'RP.Mail.example', SENDLINE_RETURN_PATH_LABEL: 'Rp' }),
     ).toEqual({ domain: 'rp.mail.example', label: 'rp' });
   });
 
   it('refuses a label that is not one DNS label', () => {
-    expect(() => returnPathSettingsFromEnv({ SENDLINE_RETURN_PATH_LABEL: 'a.b' })).toThrow(/one DNS label/);
+    expect(() => returnPathNamesFromEnv({ SENDLINE_RETURN_PATH_LABEL: 'a.b' })).toThrow(/one DNS label/);
   });
 });

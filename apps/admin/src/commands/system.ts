@@ -30,6 +30,7 @@ export function systemCommands(program: Command, { context, emit, leaf }: Comman
             ['organization', `${status.organizationId}${status.created.organization ? ' (created)' : ''}`],
             ['domain', `${status.domain}${status.created.domain ? ' (added)' : ''}`],
             ['verified', status.verified ? (status.created.verified ? 'yes (now)' : 'yes') : 'no'],
+            ['return path verified', status.returnPathVerified ? 'yes' : 'no'],
           ]),
           ...(status.verified
             ? []

@@ -4,7 +4,8 @@ import { memberAllowedTo, memberOf } from './session';
 
 /**
  * The Domains page: the organization's sending domains with the records to publish, through the account use cases
- * (AccountsService, as `admin domain …`). Every role reads; an admin adds, verifies and removes.
+ * (AccountsService, as `admin domain …`). Every role reads; an admin adds, verifies (the domain, its return path)
+ * and removes.
  */
 export function domainsPage(services: ConsoleServices) {
   const { accounts } = services;
@@ -22,6 +23,11 @@ export function domainsPage(services: ConsoleServices) {
     api.post('/domains/:name/verify', { schema: { params: DomainName } }, async (request) => {
       const member = memberAllowedTo(request, 'manageDomains', 'verify domains');
       return accounts.as(member.email).verifyDomain(member.organization.id, request.params.name);
+    });
+
+    api.post('/domains/:name/return-path/verify', { schema: { params: DomainName } }, async (request) => {
+      const member = memberAllowedTo(request, 'manageDomains', 'verify return paths');
+      return accounts.as(member.email).verifyReturnPath(member.organization.id, request.params.name);
     });
 
     api.delete('/domains/:name', { schema: { params: DomainName } }, async (request, reply) => {

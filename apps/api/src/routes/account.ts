@@ -1,4 +1,4 @@
-import { dnsRecordsFor } from '@sendline/domain';
+import { domainSummary } from '@sendline/application';
 import { Type } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
@@ -24,7 +24,18 @@ const DnsRecord = Type.Object({
   value: Type.String(),
   priority: Type.Optional(Type.Integer()),
   purpose: Type.String(),
-  state: Type.String({ description: 'ownership: verified or pending; the others: not_checked' }),
+  state: Type.String({
+    description:
+      'ownership: verified or pending; mx and spf (the return path): verified or pending; dkim and dmarc: not_checked',
+  }),
+});
+
+const RecordToRemove = Type.Object({
+  type: Type.String(),
+  name: Type.String(),
+  value: Type.String(),
+  priority: Type.Optional(Type.Integer()),
+  purpose: Type.String(),
 });
 
 const DomainsResponse = Type.Object({
@@ -34,7 +45,20 @@ const DomainsResponse = Type.Object({
       verified: Type.Boolean(),
       verifiedAt: Type.Union([Iso, Type.Null()]),
       addedAt: Iso,
+      returnPath: Type.Union(
+        [
+          Type.Object({ host: Type.String(), verified: Type.Boolean(), verifiedAt: Type.Union([Iso, Type.Null()]) }),
+          Type.Null(),
+        ],
+        {
+          description:
+            'The envelope sender’s domain of the domain’s mail once verified (until then the service’s own); null for a domain added before return paths, not assigned one yet',
+        },
+      ),
       dnsRecords: Type.Array(DnsRecord),
+      dnsRecordsToRemove: Type.Array(RecordToRemove, {
+        description: 'Records earlier instructions asked for that should go: the MX on the domain itself',
+      }),
     }),
   ),
 });
@@ -79,17 +103,26 @@ export function accountRoutes(deps: ApiDependencies) {
       async (request) => {
         const key = requireKey(request);
         const domains = await deps.accounts.domains(key.organizationId);
+        const names = { mailHost: deps.mailHost, spfDomain: deps.spfDomain ?? deps.mailHost };
         return {
-          domains: [...domains].map(([name, domain]) => ({
-            name,
-            verified: domain.verified,
-            verifiedAt: iso(domain.verifiedAt),
-            addedAt: new Date(domain.addedAt).toISOString(),
-            dnsRecords: dnsRecordsFor(name, domain, deps.mailHost).map((record) => ({
-              ...record,
-              state: record.purpose === 'ownership' ? (domain.verified ? 'verified' : 'pending') : 'not_checked',
-            })),
-          })),
+          domains: [...domains].map(([name, domain]) => {
+            const summary = domainSummary(name, domain, names);
+            const returnPath = summary.returnPath;
+            const stateOf = (purpose: string) => {
+              if (purpose === 'ownership') return domain.verified ? 'verified' : 'pending';
+              if (purpose === 'mx' || purpose === 'spf') return returnPath?.verified ? 'verified' : 'pending';
+              return 'not_checked';
+            };
+            return {
+              name,
+              verified: domain.verified,
+              verifiedAt: iso(domain.verifiedAt),
+              addedAt: new Date(domain.addedAt).toISOString(),
+              returnPath: returnPath && { ...returnPath, verifiedAt: iso(returnPath.verifiedAt) },
+              dnsRecords: summary.dnsRecords.map((record) => ({ ...record, state: stateOf(record.purpose) })),
+              dnsRecordsToRemove: summary.dnsRecordsToRemove,
+            };
+          }),
         };
       },
     );

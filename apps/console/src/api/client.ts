@@ -3,6 +3,7 @@ import type {
   AuditPage,
   DomainSummary,
   DomainVerification,
+  ReturnPathVerification,
   ErrorAnswer,
   IssuedApiKey,
   IssueKeyRequest,
@@ -111,6 +112,8 @@ export const api = {
   domains: () => call<{ domains: DomainSummary[] }>('GET', '/domains'),
   addDomain: (name: string) => call<DomainSummary>('POST', '/domains', { name }),
   verifyDomain: (name: string) => call<DomainVerification>('POST', `/domains/${segment(name)}/verify`),
+  verifyReturnPath: (name: string) =>
+    call<ReturnPathVerification>('POST', `/domains/${segment(name)}/return-path/verify`),
   removeDomain: (name: string) => call<void>('DELETE', `/domains/${segment(name)}`),
 
   keys: () => call<{ keys: ApiKeySummary[] }>('GET', '/keys'),

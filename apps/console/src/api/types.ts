@@ -134,7 +134,8 @@ export interface MessageEvent {
   ReceivedAt: string;
   /**
    * DeliveryMessage (the receiving server's answer), DestinationServer, Summary, BounceType, SmtpCode…; ReportID when
-   * it came back after the SMTP conversation (a DSN, a spam complaint, an automatic reply).
+   * it came back after the SMTP conversation (a DSN, a spam complaint, an automatic reply); ReturnPath (the envelope
+   * sender the attempt was made with) on outcomes that recorded it.
    */
   Details: Record<string, string>;
 }
@@ -187,7 +188,11 @@ export interface DomainSummary {
   verifiedAt: number | null;
   addedAt: number;
   dkimSelector: string;
+  /** `<label>.<domain>`: where bounces come back once verified; null for a domain added before return paths. */
+  returnPath: { host: string; verified: boolean; verifiedAt: number | null } | null;
   dnsRecords: DnsRecord[];
+  /** Records earlier instructions asked for that should go: the MX on the domain itself. */
+  dnsRecordsToRemove: DnsRecord[];
 }
 
 export interface DomainVerification {
@@ -195,6 +200,13 @@ export interface DomainVerification {
   alreadyVerified: boolean;
   /** The TXT records found at `_sendline.<domain>`. */
   found: string[];
+}
+
+export interface ReturnPathVerification {
+  domain: DomainSummary;
+  alreadyVerified: boolean;
+  /** What was found at the return path: MX records (`<priority> <host>`) and TXT records. */
+  found: { mx: string[]; txt: string[] };
 }
 
 export interface ApiKeySummary {

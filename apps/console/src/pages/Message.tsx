@@ -203,7 +203,11 @@ const DETAIL_LABELS: Record<string, string> = {
   FeedbackType: 'Feedback type',
   UserAgent: 'Reported by',
   ReportID: 'Report',
+  ReturnPath: 'Return-Path (envelope sender)',
 };
+
+/** Details shown as code: what a server answered, and the address bounces go to. */
+const AS_CODE = new Set(['DeliveryMessage', 'ReturnPath']);
 
 function EventDetails({ details }: { details: Record<string, string> }) {
   const shown = Object.entries(details).filter(([, value]) => value !== '');
@@ -213,7 +217,7 @@ function EventDetails({ details }: { details: Record<string, string> }) {
       {shown.map(([name, value]) => (
         <div key={name} className="pair">
           <dt>{DETAIL_LABELS[name] ?? name}</dt>
-          <dd>{name === 'DeliveryMessage' ? <code>{value}</code> : value}</dd>
+          <dd>{AS_CODE.has(name) ? <code>{value}</code> : value}</dd>
         </div>
       ))}
     </dl>

@@ -1,22 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { recipientVerdict, type SendingDomains } from '../../src/recipients';
+import { recipientVerdict, type ReturnPathHosts } from '../../src/recipients';
 
 const returnPath = { domain: 'bounces.sendline.dev', label: 'bounces' };
 const token = 'b.aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 
 /** The sending domains of some organizations; remembers which domains it was asked about. */
-function domains(...names: string[]): SendingDomains & { asked: string[] } {
+function domains(...names: string[]): ReturnPathHosts & { asked: string[] } {
   const asked: string[] = [];
   return {
     asked,
-    isSendingDomain: async (domain) => {
+    isReturnPathHost: async (domain) => {
       asked.push(domain);
       return names.includes(domain);
     },
   };
 }
 
-const verdict = (address: string, sending: SendingDomains = domains('shop.example')) =>
+const verdict = (address: string, sending: ReturnPathHosts = domains('bounces.shop.example')) =>
   recipientVerdict(address, returnPath, sending);
 
 describe('the recipient policy: return paths only, never a relay', () => {
@@ -50,11 +50,11 @@ describe('the recipient policy: return paths only, never a relay', () => {
     });
   });
 
-  describe('at <label>.<sending domain>', () => {
-    it('takes b.<token> when the domain is some organization’s sending domain', async () => {
-      const sending = domains('shop.example');
+  describe('at a sending domain’s return-path host', () => {
+    it('takes b.<token> when the domain is some organization’s return-path host', async () => {
+      const sending = domains('bounces.shop.example');
       expect((await verdict(`${token}@bounces.shop.example`, sending)).accepted).toBe(true);
-      expect(sending.asked).toEqual(['shop.example']);
+      expect(sending.asked).toEqual(['bounces.shop.example']);
     });
 
     it('refuses it when no organization sends from the domain: relaying', async () => {
@@ -93,7 +93,7 @@ describe('the recipient policy: return paths only, never a relay', () => {
   });
 
   it('lets a failure to read the sending domains through (the server answers 451)', async () => {
-    const failing: SendingDomains = { isSendingDomain: () => Promise.reject(new Error('Redis is away')) };
+    const failing: ReturnPathHosts = { isReturnPathHost: () => Promise.reject(new Error('Redis is away')) };
     await expect(verdict(`${token}@bounces.shop.example`, failing)).rejects.toThrow('Redis is away');
   });
 });

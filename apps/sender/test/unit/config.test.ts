@@ -36,6 +36,16 @@ describe('the sender configuration', () => {
     expect(config.concurrency).toBe(16);
   });
 
+  it('sends with the service’s own return-path domain unless SENDLINE_RETURN_PATH_DOMAIN names another', () => {
+    expect(senderConfigFromEnv({}).returnPathDomain).toBe('bounces.sendline.dev');
+    expect(senderConfigFromEnv({ SENDLINE_RETURN_PATH_DOMAIN: 'RP.Example.com' }).returnPathDomain).toBe(
+      'rp.example.com',
+    );
+    expect(() => senderConfigFromEnv({ SENDLINE_RETURN_PATH_DOMAIN: 'not a domain' })).toThrow(
+      /SENDLINE_RETURN_PATH_DOMAIN/,
+    );
+  });
+
   it('refuses values that are not what they should be', () => {
     expect(() => senderConfigFromEnv({ SENDLINE_SENDER_CONCURRENCY: 'many' })).toThrow(/SENDLINE_SENDER_CONCURRENCY/);
     expect(() => senderConfigFromEnv({ SENDLINE_SENDER_START: 'middle' })).toThrow(/SENDLINE_SENDER_START/);

@@ -16,12 +16,22 @@ const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const privatePem = pair.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const publicPem = pair.publicKey.export({ type: 'spki', format: 'pem' }).toString();
 
-/** The accounts view as DkimKeys reads it: one organization with one domain, shop.example. */
+/**
+ * The accounts view as DkimKeys reads it: one organization with two domains, shop.example (its return path
+ * verified) and news.example (its return path not verified yet).
+ */
+const keys = { dkimSelector: 'sl1', dkimPrivateKeyEncrypted: encryptSecret(privatePem, secretKey) };
 const accounts = {
-  domain: async (organizationId: string, domain: string) =>
-    organizationId === 'org-1' && domain === 'shop.example'
-      ? { dkimSelector: 'sl1', dkimPrivateKeyEncrypted: encryptSecret(privatePem, secretKey) }
-      : null,
+  domain: async (organizationId: string, domain: string) => {
+    if (organizationId !== 'org-1') return null;
+    if (domain === 'shop.example') {
+      return { ...keys, returnPath: { host: 'bounces.shop.example', assignedAt: 1, verifiedAt: 2 } };
+    }
+    if (domain === 'news.example') {
+      return { ...keys, returnPath: { host: 'bounces.news.example', assignedAt: 1, verifiedAt: null } };
+    }
+    return null;
+  },
 } as unknown as ConstructorParameters<typeof DkimKeys>[0];
 
 function plan(messageId: string, from: string): Plan {
@@ -67,6 +77,12 @@ describe('signing a run’s messages', () => {
       if (!('raw' in result)) throw new Error(`${id} was not signed: ${String(result.failure)}`);
       expect(result.raw.toString()).toContain(`Subject: Order ${id}`);
       expect(await checkDkim(result.raw, records)).toMatchObject({ result: 'pass', domain: 'shop.example' });
+      expect(result.returnPathHost).toBe('bounces.shop.example');
     }
+  });
+
+  it('gives no return path host for a domain whose return path is not verified', async () => {
+    const signed = await signMessages([plan('m-news', 'letters@news.example')], new DkimKeys(accounts, secretKey));
+    expect(signed.get('m-news')).toMatchObject({ returnPathHost: null });
   });
 });

@@ -1,5 +1,6 @@
 import {
   disabledWebhookState,
+  domainStateOf,
   initialOrganizationState,
   webhookConfig,
   type AccountEvent,
@@ -28,6 +29,12 @@ export interface OrganizationRecord {
   name: string;
   createdAt: number;
   messagesPerMonth: number | null;
+}
+
+/** A domain as the view holds it; written before return paths existed, it has none (null). */
+function domainFromJson(json: string): DomainState {
+  const domain = JSON.parse(json) as DomainState;
+  return { ...domain, returnPath: domain.returnPath ?? null };
 }
 
 /**
@@ -109,18 +116,12 @@ export class AccountsView {
           JSON.stringify({ role: event.data.role, addedAt: event.data.addedAt } satisfies MemberState),
         );
         break;
-      case 'DomainAdded': {
-        const { domain, ...keys } = event.data;
-        const state: DomainState = { ...keys, verified: false, verifiedAt: null, addedAt: at };
-        p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
+      case 'DomainAdded':
+      case 'DomainVerified':
+      case 'DomainReturnPathAssigned':
+      case 'DomainReturnPathVerified':
+        p.hset(this.entitiesKey(org, 'domains'), event.data.domain, JSON.stringify(domainStateOf(event)));
         break;
-      }
-      case 'DomainVerified': {
-        const { domain, addedAt, ...keys } = event.data;
-        const state: DomainState = { ...keys, verified: true, verifiedAt: at, addedAt };
-        p.hset(this.entitiesKey(org, 'domains'), domain, JSON.stringify(state));
-        break;
-      }
       case 'DomainRemoved':
         p.hdel(this.entitiesKey(org, 'domains'), event.data.domain);
         break;
@@ -211,28 +212,33 @@ export class AccountsView {
 
   async domain(organizationId: string, domain: string): Promise<DomainState | null> {
     const json = await this.redis.hget(this.entitiesKey(organizationId, 'domains'), domain.toLowerCase());
-    return json ? (JSON.parse(json) as DomainState) : null;
+    return json ? domainFromJson(json) : null;
   }
 
   async domains(organizationId: string): Promise<Map<string, DomainState>> {
-    return this.entities<DomainState>(organizationId, 'domains');
+    const all = await this.entities<DomainState>(organizationId, 'domains');
+    return new Map([...all].map(([name, domain]) => [name, { ...domain, returnPath: domain.returnPath ?? null }]));
   }
 
   /**
-   * The sending domains of every organization (lowercase, verified or not), in two round trips: what the MX takes
-   * return-path mail for (`bounces.<domain>`). The view has no index by domain; callers cache the answer briefly.
+   * The return-path hosts (`bounces.<domain>`, lowercase, verified or not) of every organization's sending domains,
+   * in two round trips: what the MX takes return-path mail for. The view has no index by host; callers cache the
+   * answer briefly.
    */
-  async allDomainNames(): Promise<Set<string>> {
+  async allReturnPathHosts(): Promise<Set<string>> {
     const ids = await this.organizations();
-    const names = new Set<string>();
-    if (ids.length === 0) return names;
+    const hosts = new Set<string>();
+    if (ids.length === 0) return hosts;
     const p = this.redis.pipeline();
-    for (const id of ids) p.hkeys(this.entitiesKey(id, 'domains'));
+    for (const id of ids) p.hvals(this.entitiesKey(id, 'domains'));
     for (const [error, domains] of (await p.exec()) ?? []) {
       if (error) throw error;
-      for (const domain of domains as string[]) names.add(domain.toLowerCase());
+      for (const json of domains as string[]) {
+        const host = domainFromJson(json).returnPath?.host;
+        if (host) hosts.add(host.toLowerCase());
+      }
     }
-    return names;
+    return hosts;
   }
 
   async members(organizationId: string): Promise<Map<string, MemberState>> {

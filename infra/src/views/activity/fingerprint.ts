@@ -25,7 +25,7 @@ export async function activityFingerprints(
     query<{ organization_id: string; rows: string; checksum: string }>(
       `SELECT organization_id, count() AS rows, toString(groupBitXor(cityHash64(event_id, message_id, type, ` +
         `recipient, occurred_at_ms, day, smtp_code, smtp_response, destination_server, summary, reason, attempt, ` +
-        `report_id, user_agent))) ` +
+        `report_id, user_agent, return_path))) ` +
         `AS checksum FROM ${db}.message_events FINAL GROUP BY organization_id`,
     ),
   ]);

@@ -80,6 +80,7 @@ interface EventRecord {
   reason: string;
   report_id: string;
   user_agent: string;
+  return_path: string;
 }
 
 /** A message of a page: its id and when it was received (its place in the sorting key). */
@@ -141,11 +142,14 @@ function firstOfEach(records: readonly EventRecord[]): EventRecord[] {
  * conversation shows as Postmark would: a DSN's refusal as the conversation's (Bounced, Rejected), a DSN's delay
  * notice as Transient, a spam complaint as SpamComplaint, an automatic reply as AutoResponder; each names the bounce
  * it is in the bounce endpoints (BounceID, BounceType) and the received mail that reported it (ReportID).
+ * An outcome also shows, as `ReturnPath`, the envelope sender its attempt was made with (ours: Postmark has no such
+ * field), when recorded.
  */
 function activityEventsOf(record: EventRecord, activeRecipients: readonly string[]): ActivityEvent[] {
   const occurredAt = Number(record.occurred_at_ms);
+  const returnPath: Record<string, string> = record.return_path ? { ReturnPath: record.return_path } : {};
   const one = (type: string, details: Record<string, string>): ActivityEvent[] => [
-    { type, recipient: record.recipient, occurredAt, details },
+    { type, recipient: record.recipient, occurredAt, details: { ...details, ...returnPath } },
   ];
   const smtpCode = record.smtp_code ? String(record.smtp_code) : '';
   // Only for what a report said, so that an answer during the conversation shows the Details it always had.
@@ -421,7 +425,7 @@ export class ClickHouseActivityReader implements ActivityReader {
     const readEvents = () =>
       this.query<EventRecord>(
         `SELECT day, event_id, type, recipient, occurred_at_ms, smtp_code, smtp_response, destination_server, summary, ` +
-          `reason, report_id, user_agent ` +
+          `reason, report_id, user_agent, return_path ` +
           `FROM ${this.db}.message_events FINAL WHERE organization_id = ${org} AND message_id = ${id} ` +
           `ORDER BY occurred_at_ms, kafka_partition, kafka_offset, event_id`,
         signal,

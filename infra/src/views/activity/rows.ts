@@ -10,7 +10,7 @@ import {
 } from '@sendline/domain';
 
 /**
- * Rows of the activity store (infra/clickhouse/migrations/0001_activity.sql) and how
+ * Rows of the activity store (infra/clickhouse/migrations/0001_activity.sql, 0005_return_path.sql) and how
  * message events become them. The message row's state (phase, recipients' statuses,
  * listing status) is the domain's: the writer folds events with `evolveMessage` and
  * lists the message under `messageListingStatus` (deriveMessageStatus).
@@ -85,6 +85,8 @@ export interface MessageEventRow {
   user_agent: string;
   kafka_partition: number;
   kafka_offset: number;
+  /** The envelope sender an outcome's attempt was made with (its Return-Path); '' when not recorded. */
+  return_path: string;
 }
 
 /** The UTC day of an epoch-milliseconds time, `YYYY-MM-DD`: the partition of the day. */
@@ -256,6 +258,7 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
   let nextAttemptAt = 0;
   let reportId = '';
   let userAgent = '';
+  const returnPath = 'returnPath' in event.data ? (event.data.returnPath ?? '') : '';
   switch (event.type) {
     case 'MessageAccepted':
     case 'MessageSent':
@@ -332,5 +335,6 @@ export function eventRow(event: MessageEvent, message: MessageRow, position?: So
     user_agent: userAgent,
     kafka_partition: position?.partition ?? 0,
     kafka_offset: position ? Number(position.offset) : 0,
+    return_path: returnPath,
   };
 }

@@ -66,6 +66,7 @@ export const EVENT_COLUMNS: readonly (readonly [keyof MessageEventRow, ColumnKin
   ['user_agent', 'string'],
   ['kafka_partition', 'number'],
   ['kafka_offset', 'number'],
+  ['return_path', 'string'],
 ];
 
 const TSV_SPECIAL = /[\\\t\n\r\0]/;

@@ -1,7 +1,7 @@
-import type { SendingDomains } from './recipients';
+import type { ReturnPathHosts } from './recipients';
 
-export interface CachedSendingDomainsOptions {
-  /** Every organization's sending domains, lowercase (AccountsView.allDomainNames). */
+export interface CachedReturnPathHostsOptions {
+  /** Every organization's sending domains, lowercase (AccountsView.allReturnPathHosts). */
   load: () => Promise<Set<string>>;
   /** How long a domain found is trusted without reading the view again. */
   ttlMs: number;
@@ -19,16 +19,16 @@ export interface CachedSendingDomainsOptions {
  * pipelined). One read at a time; a read that fails throws (the MX answers 451: try later), except that a domain
  * already known is still taken.
  */
-export class CachedSendingDomains implements SendingDomains {
+export class CachedReturnPathHosts implements ReturnPathHosts {
   private held: { names: Set<string>; at: number } | undefined;
   private reading: Promise<Set<string>> | undefined;
   private readonly now: () => number;
 
-  constructor(private readonly options: CachedSendingDomainsOptions) {
+  constructor(private readonly options: CachedReturnPathHostsOptions) {
     this.now = options.now ?? Date.now;
   }
 
-  async isSendingDomain(domain: string): Promise<boolean> {
+  async isReturnPathHost(domain: string): Promise<boolean> {
     const held = this.held;
     const age = held ? this.now() - held.at : Infinity;
     const known = held?.names.has(domain) ?? false;
