@@ -21,6 +21,13 @@ export {
 export { parseFieldBlocks, stripComments, type ReportField } from './fields';
 export { originalMessageOf, repliedMessageOf, sendlineMessageIdOf } from './originalMessage';
 export { looksLikeBounce, originalCopyInProse, readProseBounce } from './proseBounce';
+export {
+  AUTOMATIC_REPLY_SUMMARY,
+  outcomeWeight,
+  returnedOutcomes,
+  SPAM_COMPLAINT_SUMMARY,
+  type RecipientReturn,
+} from './outcomes';
 export { returnedMailOf } from './returnedMail';
 export type { OriginalMessage, ReportedAction, ReportedRecipient, ReturnedMail, ReturnedMailParts } from './types';
 export {
