@@ -123,7 +123,10 @@ export function testMxConfig(overrides: Partial<MxConfig> = {}): MxConfig {
   return { ...mxConfigFromEnv({}), port: 0, closeTimeoutMs: 1000, ...overrides };
 }
 
-/** The accounts view in a namespace of the test's own, with one organization and its sending domains. */
+/**
+ * The accounts view in a namespace of the test's own, with one organization and its sending domains, each with its
+ * return path `bounces.<domain>` (not verified).
+ */
 export async function accountsWithDomains(...domains: string[]): Promise<{
   redis: Redis;
   accounts: AccountsView;
@@ -154,6 +157,7 @@ export async function accountsWithDomains(...domains: string[]): Promise<{
         dkimSelector: 'sl1',
         dkimPublicKey: 'key',
         dkimPrivateKeyEncrypted: 'sealed',
+        returnPath: { host: `bounces.${domain}`, assignedAt: at, verifiedAt: null },
       },
       metadata: metadata(i + 1),
     })),

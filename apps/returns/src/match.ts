@@ -15,9 +15,9 @@ import { nameBasedId, readReturnPathAddress, type ReturnedMessageState } from '@
  * token's HMAC; the reader (reader.ts) brings the parsed mail and the messages' states.
  *
  * 1. Which message: the signed token in the address the mail came to (`b.{token}@…`, the envelope recipient: what
- *    the remote server read from our MAIL FROM) — trusted, since only we can sign one; else, for a complaint, the
- *    message id our header carries in the attached original (a feedback loop sends the report to its own
- *    registered address, and hides the recipient).
+ *    the remote server read from our MAIL FROM) — trusted, since only we can sign one; a token that does not verify
+ *    matches nothing. Without any token, for a complaint only, the message id our header carries in the attached
+ *    original (a feedback loop sends the report to its own registered address, and hides the recipient).
  * 2. Which recipient: the token's index among the message's active recipients; without a token, the recipient the
  *    report names among the message's own, or the message's only recipient.
  * 3. What it says of that recipient: the parser's reading (`outcomeOf`), one classifier for refusals.
@@ -35,7 +35,7 @@ export interface ReceivedMail {
 
 /** What the parser read of the mail, as far as matching needs it. */
 export interface ReadReport {
-  /** The message id our header carries in the attached original, when the report attached one. */
+  /** A complaint's: the message id our header carries in the attached original, when the report attached one. */
   sendlineMessageId?: string;
   /** Addresses the report names as the recipient, lowercased. */
   namedRecipients: readonly string[];
@@ -72,10 +72,10 @@ export function messageOf(
     if (reading.ok) return { messageId: reading.messageId, recipientIndex: reading.recipientIndex };
     if (reading.reason !== 'NotAReturnPath') forged = `${address}: ${reading.reason}`;
   }
+  // A token that does not verify is a forgery (or damage): nothing in the mail is trusted then.
+  if (forged) return { unmatched: 'ForgedToken', detail: `no valid return-path token (${forged})` };
   if (report.sendlineMessageId) return { messageId: report.sendlineMessageId };
-  return forged
-    ? { unmatched: 'ForgedToken', detail: `no valid return-path token (${forged})` }
-    : { unmatched: 'NoToken', detail: `no return-path token in ${mail.envelopeTo.join(', ') || 'no recipient'}` };
+  return { unmatched: 'NoToken', detail: `no return-path token in ${mail.envelopeTo.join(', ') || 'no recipient'}` };
 }
 
 export function decideReturn(

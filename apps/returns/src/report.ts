@@ -14,7 +14,9 @@ export function readReportOf(mail: ReturnedMail): ReadReport {
     return { namedRecipients: [], outcomeOf: () => 'NotAbout', unreadable: mail.reason };
   }
   const readings = returnedOutcomes(mail);
-  const { sendlineMessageId } = mail.original;
+  // Only a complaint may be matched by the original's header (see match.ts): a bounce or a reply always comes to the
+  // envelope sender, our signed token.
+  const sendlineMessageId = mail.kind === 'Complaint' ? mail.original.sendlineMessageId : undefined;
   return {
     ...(sendlineMessageId !== undefined && { sendlineMessageId }),
     namedRecipients: addressesNamedBy(mail),

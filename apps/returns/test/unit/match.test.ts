@@ -54,6 +54,11 @@ describe('which message and recipient a returned mail is about', () => {
     expect(messageOf(key, none, report(undefined))).toMatchObject({ unmatched: 'NoToken' });
   });
 
+  it('trusts nothing in a mail whose token does not verify, not even our header in its attachment', () => {
+    const forged = { ...mailTo(0), envelopeTo: [`b.${'a'.repeat(44)}@bounces.shop.example`] };
+    expect(messageOf(key, forged, report(undefined, [], MESSAGE))).toMatchObject({ unmatched: 'ForgedToken' });
+  });
+
   it('falls back on the message id our header carries in the attached original (a feedback loop)', () => {
     const none = { ...mailTo(0), envelopeTo: ['fbl@bounces.shop.example'] };
     expect(messageOf(key, none, report(undefined, [], MESSAGE))).toEqual({ messageId: MESSAGE });
