@@ -46,15 +46,17 @@ export interface ReadReport {
 }
 
 export type Unmatched =
-  | 'Unreadable'
-  | 'NoToken'
-  | 'ForgedToken'
-  | 'UnknownMessage'
-  | 'UnknownRecipient'
-  | 'NotAboutRecipient';
+  'Unreadable' | 'NoToken' | 'ForgedToken' | 'UnknownMessage' | 'UnknownRecipient' | 'NotAboutRecipient';
 
 export type ReturnDecision =
-  | { kind: 'Recorded'; messageId: string; organizationId: string; recipient: string; events: (MessageEvent | SuppressionEvent)[]; suppressions: SuppressionEvent[] }
+  | {
+      kind: 'Recorded';
+      messageId: string;
+      organizationId: string;
+      recipient: string;
+      events: (MessageEvent | SuppressionEvent)[];
+      suppressions: SuppressionEvent[];
+    }
   | { kind: 'NothingNew'; messageId: string; recipient: string }
   | { kind: 'Unmatched'; reason: Unmatched; detail: string };
 
@@ -92,7 +94,10 @@ export function decideReturn(
   const recipients = [...state.recipients.keys()];
   let recipient: string | undefined;
   if (target.recipientIndex !== undefined) recipient = recipients[target.recipientIndex];
-  else recipient = recipients.find((address) => report.namedRecipients.includes(address)) ?? (recipients.length === 1 ? recipients[0] : undefined);
+  else
+    recipient =
+      recipients.find((address) => report.namedRecipients.includes(address)) ??
+      (recipients.length === 1 ? recipients[0] : undefined);
   if (recipient === undefined) {
     return {
       kind: 'Unmatched',
@@ -102,7 +107,11 @@ export function decideReturn(
   }
   const outcome = report.outcomeOf(recipient, recipients.length === 1 || target.recipientIndex !== undefined);
   if (outcome === 'NotAbout') {
-    return { kind: 'Unmatched', reason: 'NotAboutRecipient', detail: `the report says nothing of ${recipient} (message ${messageId})` };
+    return {
+      kind: 'Unmatched',
+      reason: 'NotAboutRecipient',
+      detail: `the report says nothing of ${recipient} (message ${messageId})`,
+    };
   }
   if (outcome === undefined) return { kind: 'NothingNew', messageId, recipient };
 
@@ -114,7 +123,11 @@ export function decideReturn(
     eventIds: [nameBasedId(NAMESPACE, messageId, recipient, what, once)],
   });
   const events: (MessageEvent | SuppressionEvent)[] = messageDecider.decide(
-    { type: 'RecordReturn', data: { messageId, recipient, reportId: mail.receivedId, outcome }, metadata: metadata(outcome.kind) },
+    {
+      type: 'RecordReturn',
+      data: { messageId, recipient, reportId: mail.receivedId, outcome },
+      metadata: metadata(outcome.kind),
+    },
     state,
   );
   const suppressions: SuppressionEvent[] = [];
@@ -136,4 +149,3 @@ export function decideReturn(
   if (events.length === 0) return { kind: 'NothingNew', messageId, recipient };
   return { kind: 'Recorded', messageId, organizationId, recipient, events, suppressions };
 }
-

@@ -23,7 +23,8 @@ export function readReportOf(mail: ReturnedMail): ReadReport {
     outcomeOf(recipient, onlyRecipient) {
       const wanted = recipient.toLowerCase();
       const named = readings.filter((reading) => reading.recipient?.toLowerCase() === wanted);
-      const candidates = named.length > 0 ? named : onlyRecipient || readings.every((r) => !r.recipient) ? readings : [];
+      const candidates =
+        named.length > 0 ? named : onlyRecipient || readings.every((r) => !r.recipient) ? readings : [];
       if (candidates.length === 0) return 'NotAbout';
       return candidates.reduce((best, reading) =>
         outcomeWeight(reading.outcome) > outcomeWeight(best.outcome) ? reading : best,

@@ -41,7 +41,9 @@ function outcomeOfVerdict(verdict: ReturnVerdict, mail: ReturnedMail): ReturnedO
     case 'OtherFeedback':
       return undefined;
     case 'NoChange':
-      return verdict.reason === 'AutomaticReply' ? { kind: 'AutoReplied', summary: AUTOMATIC_REPLY_SUMMARY } : undefined;
+      return verdict.reason === 'AutomaticReply'
+        ? { kind: 'AutoReplied', summary: AUTOMATIC_REPLY_SUMMARY }
+        : undefined;
     default:
       return assertNever(verdict);
   }
