@@ -8,6 +8,7 @@ import { positionNewGroup, type Sender } from '@sendline/sender';
 import {
   AllowanceCounter,
   createClickHouse,
+  createMxResolver,
   createTxtResolver,
   MemoryZone,
   secretKeyFromEnv,
@@ -71,7 +72,10 @@ export async function startConsoleStack(): Promise<ConsoleStack> {
       return {
         suppressions,
         allowance,
-        console: testConsoleServices(withView, { resolveTxt: createTxtResolver({ servers: [dns.address] }) }),
+        console: testConsoleServices(withView, {
+          resolveTxt: createTxtResolver({ servers: [dns.address] }),
+          resolveMx: createMxResolver({ servers: [dns.address] }),
+        }),
       };
     });
     closers.push(() => api.close());

@@ -8,6 +8,7 @@ import {
   type EventStore,
   type RateLimit,
   type RunningConsumer,
+  type MxResolver,
   type TxtResolver,
 } from '@sendline/infra';
 import { testAccountsService, testSystemMail } from '../support/api';
@@ -128,12 +129,20 @@ export function testConsoleServices(
     session?: { idleMs: number; absoluteMs: number };
     limits?: { perAddress: RateLimit; perClient: RateLimit };
     resolveTxt?: TxtResolver;
+    resolveMx?: MxResolver;
   } = {},
 ): ConsoleServices {
   const base = deps.console!;
   return {
     ...base,
-    ...(options.resolveTxt ? { accounts: testAccountsService(deps, { resolveTxt: options.resolveTxt }) } : {}),
+    ...(options.resolveTxt
+      ? {
+          accounts: testAccountsService(deps, {
+            resolveTxt: options.resolveTxt,
+            ...(options.resolveMx && { resolveMx: options.resolveMx }),
+          }),
+        }
+      : {}),
     signIn: new ConsoleSignIn({
       accounts: deps.accounts,
       links: new SignInLinks(deps.redis, 'sl', options.linkTtlMs),
