@@ -173,7 +173,7 @@ describe('the MX', () => {
         open.push(fourth);
         expect(refused.code).toBe(421);
         expect(refused.text).toMatch(/^4\.7\.0 too many connections/);
-        await eventually(async () => (fourth.closed ? true : undefined), 5000, 'the refused connection to close');
+        await eventually(async () => (fourth.closed ? true : undefined), 30_000, 'the refused connection to close');
 
         open[0]!.close();
         const again = await eventually(
@@ -225,7 +225,7 @@ describe('the MX, one behaviour at a time', () => {
       await dialog.command('MAIL FROM:<>');
       await dialog.command(`RCPT TO:<b.x@${ownDomain}>`);
       const answer = dialog.data(sampleMessage('slow'));
-      await eventually(async () => (acknowledge ? true : undefined), 5000, 'the append to start');
+      await eventually(async () => (acknowledge ? true : undefined), 30_000, 'the append to start');
       const early = await Promise.race([answer, new Promise((resolve) => setTimeout(() => resolve('none'), 500))]);
       expect(early).toBe('none');
       acknowledge!();
@@ -279,7 +279,7 @@ describe('the MX, one behaviour at a time', () => {
       expect((await dialog.command('EHLO reporter.example')).code).toBe(250);
       const closing = await dialog.reply(5000);
       expect(closing).toMatchObject({ code: 421, text: expect.stringMatching(/^4\.4\.2 /) });
-      await eventually(async () => (dialog.closed ? true : undefined), 5000, 'the connection to close');
+      await eventually(async () => (dialog.closed ? true : undefined), 30_000, 'the connection to close');
     } finally {
       await mx.stop();
     }

@@ -35,10 +35,14 @@ export async function freshEventStore(clientId = 'test'): Promise<EventStore> {
   return store;
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
+/**
+ * Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. The timeout only catches
+ * what never happens: it returns as soon as the condition holds, so a generous default costs a passing test nothing
+ * and keeps a test from failing on a loaded machine.
+ */
 export async function eventually<T>(
   check: () => Promise<T | undefined>,
-  timeoutMs = 20_000,
+  timeoutMs = 60_000,
   what = 'condition',
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
