@@ -140,7 +140,7 @@ describe('the postmark 5.1.0 client reading activity', () => {
       expect(found.Messages[0]?.To).toEqual([{ Email: 'list@example.net', Name: '' }]);
 
       // Under load the activity store may answer a query after its deadline: the API then says 503, retriable
-      // (README, "When a service is down"), and a client retries — as here.
+      // (docs/api.md, "When a service is down"), and a client retries — as here.
       const details = await eventually(
         () => client.getOutboundMessageDetails(sent.MessageID),
         30_000,

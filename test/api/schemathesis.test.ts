@@ -7,7 +7,7 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const CONFIG = fileURLToPath(new URL('./schemathesis.toml', import.meta.url));
 
 /**
- * Bounds of the run (README, "The OpenAPI document"): test cases per operation and phase, and one seed so a run is
+ * Bounds of the run (docs/api.md, "The OpenAPI document"): test cases per operation and phase, and one seed so a run is
  * reproducible; SENDLINE_SCHEMATHESIS_EXAMPLES and SENDLINE_SCHEMATHESIS_SEED change them for a longer or another
  * search.
  */

@@ -15,11 +15,11 @@ import { appEnvironment, post, sleep, waitUntil, type Answer } from './harness';
  * new worker started; 2 accepted sends sent again by their keyed retries). The API as its users run it
  * (apps/api/src/main.ts, its default number of workers, on the shared services) takes 500 single sends, each
  * with its own Idempotency-Key, in bursts over 10 s; one worker is killed with SIGKILL in the middle of a burst.
- * Every failed attempt (a dropped connection, a 5xx) is retried with the same key, as the README advises.
+ * Every failed attempt (a dropped connection, a 5xx) is retried with the same key, as docs/api.md advises.
  * Nothing may be refused (the primary keeps the socket open), every send ends with a 200, and each key has one
  * MessageID, accepted into the log once. Only the requests inside the dying worker fail, each with a dropped
  * connection — none is left waiting for its timeout (a connection the primary was handing to the worker as it
- * died is closed by the primary; README, "API").
+ * died is closed by the primary; docs/api.md, "The API process and its workers").
  *
  * Then SIGTERM: requests in flight in every worker are finished, and the API exits 0.
  */
@@ -311,8 +311,9 @@ describe('an API worker killed with SIGKILL during 500 keyed sends (the default 
 });
 
 describe('an API configured with SENDLINE_API_WORKERS=1 whose only worker is killed', () => {
-  // node:cluster closes the listening socket with its last worker: until the replacement listens, connections
-  // are refused (README, "API"). Measured here; what is asserted is that the API serves again by itself.
+  // node:cluster closes the listening socket with its last worker: until the replacement listens, connections are
+  // refused (docs/api.md, "The API process and its workers"). Measured here; what is asserted is that the API serves
+  // again by itself.
   it('serves again once the replacement listens', async () => {
     const api = new ApiProcess(await freePort(), 1);
     try {

@@ -5,7 +5,7 @@ import type { ServiceAddresses } from '@sendline/infra';
 
 /**
  * The tools the fault tests share: the apps started as their users start them (their `main.ts`, with the
- * addresses of the services in the environment), a keyed load that retries the way the README advises
+ * addresses of the services in the environment), a keyed load that retries the way docs/api.md advises
  * (the same Idempotency-Key after a 503, a timeout or a dropped connection), and the counts every fault
  * test reports (lost, delivered twice, answers by status).
  */
@@ -98,10 +98,10 @@ export async function waitUntil(
 }
 
 /**
- * The longest window README.md documents ("The sender"): a killed sender re-sends only what a server answered
- * 250 at most this long before the kill. The median is a couple of milliseconds; this bound is the tail seen on
- * a two-core machine shared by Kafka, Redis, ClickHouse, the apps and the tests, whose scheduler alone stalls
- * an idle process for up to ~170 ms at such moments.
+ * The longest window docs/sender.md documents ("The window, measured"): a killed sender re-sends only what a server
+ * answered 250 at most this long before the kill. The median is a couple of milliseconds; this bound is the tail seen
+ * on a two-core machine shared by Kafka, Redis, ClickHouse, the apps and the tests, whose scheduler alone stalls an
+ * idle process for up to ~170 ms at such moments.
  */
 export const GUARD_WINDOW_MS = 350;
 
@@ -210,7 +210,7 @@ export interface KeyedLoadOptions {
 
 /**
  * A bounded, open-loop keyed load on loopback: `count` sends at `ratePerSecond`, each retried with its own
- * key, as the README advises, after a 503, another 5xx or a transport failure, until it gets an answer
+ * key, as docs/api.md advises, after a 503, another 5xx or a transport failure, until it gets an answer
  * below 500 or `retryForMs` runs out.
  */
 export async function keyedLoad(options: KeyedLoadOptions): Promise<KeyedSend[]> {

@@ -8,7 +8,7 @@ import { startPipeline, type Pipeline } from './pipeline';
 /**
  * Issue 11, item 7: a three-broker Kafka (replication factor 3, min.insync.replicas 2) loses one broker — the
  * leader of a partition of email.messages, killed with SIGKILL — in the middle of ~300 keyed sends a second.
- * Every send that gets a 503 or no answer is retried with its own Idempotency-Key, as the README advises.
+ * Every send that gets a 503 or no answer is retried with its own Idempotency-Key, as docs/api.md advises.
  * What a user relies on: nothing accepted is lost, nothing is delivered twice (counted by Message-ID at the
  * mail server), and once the partitions have their new leaders no send is refused any more: the API rides
  * out the election with a few seconds of retries inside it.

@@ -13,7 +13,7 @@ import { GUARD_WINDOW_MS, sleep } from './harness';
 /**
  * The sender killed (SIGKILL) in the middle of a stream of 300 messages, then started again on the same
  * consumer groups. Nothing is lost; a message reaches its recipient's server twice only when the server's
- * 250 for its first copy was answered within the guard window (README, "The sender") before the kill, or
+ * 250 for its first copy was answered within the guard window (docs/sender.md) before the kill, or
  * after it (the server had the final dot, the sender never read the reply) — the guard is written at each
  * transaction's 250, not with its batch; every message has one MessageSent.
  *

@@ -13,11 +13,11 @@ import { GUARD_WINDOW_MS, sleep } from './harness';
 /**
  * The sender killed (SIGKILL) once in the middle of bench:e2e's 300/s phase — 3,000 messages, 300 a second for
  * ten seconds, a message in flight at every moment — then started again at once on the same consumer groups
- * (README, "The sender": it resumes from its committed offsets, its ledger keeps it from sending twice). Counted
- * at the test mail server, by Message-ID: no message lost, and no message delivered twice except the ones SMTP
- * itself cannot tell (the server took the final dot and its 250 went out after the kill, RFC 1047's lost reply)
- * or whose 250 came within the guard window before the kill (README, "The window, measured"). Each message has one
- * MessageSent and both its recipients' Delivered.
+ * (docs/sender.md: it resumes from its committed offsets, its ledger keeps it from sending twice). Counted at the test
+ * mail server, by Message-ID: no message lost, and no message delivered twice except the ones SMTP itself cannot tell
+ * (the server took the final dot and its 250 went out after the kill, RFC 1047's lost reply) or whose 250 came within
+ * the guard window before the kill (docs/sender.md, "The window, measured"). Each message has one MessageSent and both
+ * its recipients' Delivered.
  */
 
 let api: TestApi;

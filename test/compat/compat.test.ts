@@ -1,6 +1,6 @@
 /**
- * Postmark's clients in other languages against the real API (README, "Postmark clients in other languages"), each
- * configured only as the README's matrix says: postmark-python and postmarker (Python), com.postmarkapp:postmark (Java),
+ * Postmark's clients in other languages against the real API (docs/api.md, "Postmark clients in other languages"), each
+ * configured only as that page's matrix says: postmark-python and postmarker (Python), com.postmarkapp:postmark (Java),
  * github.com/mrz1836/postmark (Go) and the `postmark` crate (Rust). Each is driven by a small program in its own
  * language under test/compat/<language>/ (`bash infra/local/bin/compat run <language>`, which installs it first
  * when `npm test` has not), given the address, a key and the addresses to use, and printing one JSON line of what
@@ -152,7 +152,7 @@ describe.each(Object.keys(CLIENTS))('the %s client', (language) => {
     expect([...results.list.messageIds].sort()).toEqual([...sentIds].sort());
 
     if (expected.detailsFailure) {
-      // A limit of the client, not of the wire: listed in the README's matrix.
+      // A limit of the client, not of the wire: listed in docs/api.md's matrix.
       expect(results.details).toMatchObject({
         errorType: expected.detailsFailure.errorType,
         message: expect.stringContaining(expected.detailsFailure.message),

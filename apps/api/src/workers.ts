@@ -14,7 +14,7 @@ import { AggregatorRegistry, type Registry } from 'prom-client';
  * loses only the connections inside it: the others keep serving on the same socket, and connections waiting
  * in the primary go to them. node:cluster closes the socket when its last worker is gone, though: with
  * SENDLINE_API_WORKERS=1, connections are refused from the only worker's death until its replacement
- * listens (README, "API").
+ * listens (docs/api.md, "The API process and its workers").
  */
 
 /**

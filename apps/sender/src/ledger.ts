@@ -33,11 +33,11 @@ import { InfrastructureError, retry, type Redis } from '@sendline/infra';
  * The guard ("accepted") is written by each SMTP transaction as soon as its 250 arrives, on its own, before
  * anything else happens (one script, one round trip, on a Redis connection of its own, so it never waits
  * behind the ledger's batch reads and writes); it is retried a few times, and if Redis still refuses it the
- * handler fails with a non-retriable error (so that nothing re-sends the message blindly). What remains: a
- * sender killed after the receiving server answered the message's final dot and before the guard reached
- * Redis re-sends that message once (README.md, "The sender", gives this window as measured under load); so
- * does one killed after the server took the final dot and before it answered (SMTP's lost reply, RFC 1047).
- * The copy carries the same Message-ID.
+ * handler fails with a non-retriable error (so that nothing re-sends the message blindly). What remains: a sender
+ * killed after the receiving server answered the message's final dot and before the guard reached Redis re-sends that
+ * message once (docs/sender.md, "The window, measured", gives this window as measured under load); so does one killed
+ * after the server took the final dot and before it answered (SMTP's lost reply, RFC 1047). The copy carries the same
+ * Message-ID.
  *
  * A message is delivered from one MessageAccepted only. With Idempotency-Keys a retried send appends the very
  * same MessageAccepted again (same message id, later offset): the first copy read claims the ledger (`claim`,
@@ -92,7 +92,7 @@ export class DeliveryLedger {
    * Guards a server's 250 earned but Redis did not take in time (it was away longer than the guard's retries):
    * kept in this process, so that the message run again here (the consumer takes a failed batch one event at
    * a time) finds its recipients accepted and never sends them again; written to Redis by the next read that
-   * reaches it. Only a process killed meanwhile forgets them (the window the README measures).
+   * reaches it. Only a process killed meanwhile forgets them (the window docs/sender.md measures).
    */
   private readonly unwritten = new Map<string, Map<string, RecipientEntry>>();
 

@@ -6,9 +6,9 @@ import { buildApi } from '../../src/app';
 import type { Api, ApiDependencies } from '../../src/context';
 
 /**
- * Where Postmark clients other than postmark.js call (README, "Postmark clients in other languages"): the /v1 routes
- * answer at the root too (postmarker and the Rust crate drop the base address's path), and a trailing slash names the
- * same route (the Java client asks for `/email/`). The API is built on stand-ins for its services, no server.
+ * Where Postmark clients other than postmark.js call (docs/api.md, "Postmark clients in other languages"): the /v1
+ * routes answer at the root too (postmarker and the Rust crate drop the base address's path), and a trailing slash
+ * names the same route (the Java client asks for `/email/`). The API is built on stand-ins for its services, no server.
  */
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const keys = new Map<string, StoredApiKey>();

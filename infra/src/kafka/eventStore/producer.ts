@@ -36,8 +36,8 @@ export class EventProducer {
       const producer = this.options.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
-        // Bounded, but longer than a leader election: a killed broker is fenced after 3 s (README, "Kafka with
-        // three brokers") and its partitions' new leaders are found on the next retry, so the API rides it out
+        // Bounded, but longer than a leader election: a killed broker is fenced after 3 s (docs/services.md, "Kafka
+        // with three brokers") and its partitions' new leaders are found on the next retry, so the API rides it out
         // (100 ms doubling to 1 s, about 7 s in all; the append's own timeout still answers 503 first).
         retry: { retries: 10, initialRetryTime: 100, maxRetryTime: 1000 },
         allowAutoTopicCreation: false,
