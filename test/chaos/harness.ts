@@ -30,6 +30,7 @@ export class AppProcess {
   /** The app's own log lines (kafkajs's connection noise, which can fill `output` during an outage, left out). */
   ownOutput = '';
   private child: ChildProcess | undefined;
+  private readonly lineListeners = new Set<(line: string) => void>();
 
   constructor(
     readonly name: string,
@@ -50,11 +51,21 @@ export class AppProcess {
         .filter((line) => line && !line.includes('"logger":"kafkajs"'))
         .join('\n');
       if (own) this.ownOutput = `${this.ownOutput}${own}\n`.slice(-20_000);
+      if (own) for (const line of own.split('\n')) for (const listener of this.lineListeners) listener(line);
     };
     child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
     this.child = child;
     return this;
+  }
+
+  /**
+   * Calls `listener` with each of the app's own log lines as it arrives (a line split between two reads may come as
+   * two pieces), until the returned function is called: a test can act the moment the app says it did something.
+   */
+  onLine(listener: (line: string) => void): () => void {
+    this.lineListeners.add(listener);
+    return () => this.lineListeners.delete(listener);
   }
 
   get pid(): number | undefined {

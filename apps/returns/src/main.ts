@@ -16,11 +16,13 @@ import {
   SuppressionView,
 } from '@sendline/infra';
 import { pino } from 'pino';
+import { returnsConfigFromEnv } from './config';
 import { ReturnsReader } from './reader';
 import { readReportOf } from './report';
 
 loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'returns' } });
+const config = returnsConfigFromEnv();
 const addresses = serviceAddresses();
 const store = EventStore.at(addresses, 'returns');
 const redis = createRedis(addresses.redisUrl);
@@ -33,8 +35,10 @@ const { consumer } = await ReturnsReader.start({
   secretKey: secretKeyFromEnv(),
   readReport: async (raw) => readReportOf(await readReturnedMail(raw)),
   log: (level, message, fields) => logger[level](fields ?? {}, message),
+  groupId: config.groupId,
+  sessionTimeoutMs: config.sessionTimeoutMs,
 });
-logger.info({ topic: store.topics.received }, 'returns reader started');
+logger.info({ topic: store.topics.received, group: config.groupId }, 'returns reader started');
 
 let stopping = false;
 async function shutdown(signal: string) {

@@ -26,6 +26,8 @@ export interface ReturnsReaderOptions {
   /** Reads a raw received mail as a report (the MIME parser and the report fields: report.ts). */
   readReport: (raw: Buffer) => Promise<ReadReport>;
   groupId?: string;
+  /** The consumer's session timeout (default 30 s, the event store's). */
+  sessionTimeoutMs?: number;
   /** Attempts of a report whose message is not in the activity store yet (the projector may be a moment behind). */
   maxAttempts?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
@@ -73,6 +75,7 @@ export class ReturnsReader {
       initialRetryDelayMs: 500,
       maxRetryDelayMs: 5_000,
       partitionsConsumedConcurrently: 3,
+      ...(options.sessionTimeoutMs !== undefined && { sessionTimeoutMs: options.sessionTimeoutMs }),
     });
     return { reader, consumer };
   }
