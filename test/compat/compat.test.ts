@@ -116,7 +116,13 @@ async function runClient(language: string, env: Record<string, string>): Promise
     maxBuffer: 16 * 1024 * 1024,
     timeout: 240_000,
   });
-  const lines = stdout.trim().split('\n');
+  // The result is the last line; a client's logging may end its own output with colour codes and no newline (the
+  // Java client's, when a request was slow), so escape sequences are dropped before it is read.
+  // eslint-disable-next-line no-control-regex
+  const lines = stdout
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .trim()
+    .split('\n');
   return JSON.parse(lines[lines.length - 1] ?? '') as Results;
 }
 

@@ -32,7 +32,7 @@ describe('the ClickHouse migrations', () => {
     const all = loadMigrations().map((migration) => migration.version);
     expect(await migrate(client, database)).toEqual(all);
     expect(await migrate(client, database)).toEqual([]);
-    expect(await columns(database)).toEqual(expect.arrayContaining(['report_id', 'user_agent']));
+    expect(await columns(database)).toEqual(expect.arrayContaining(['report_id', 'user_agent', 'return_path']));
   });
 
   it('a run that stopped after adding a column but before recording its migration completes on the next run', async () => {
@@ -42,7 +42,10 @@ describe('the ClickHouse migrations', () => {
     // The first statement of 0004 ran, then the process stopped.
     const returned = loadMigrations().find((migration) => migration.version === 4)!;
     await client.command({ query: returned.statements[0]!.replaceAll('{db}', database) });
-    expect(await migrate(client, database)).toEqual([4]);
+    const rest = loadMigrations()
+      .map((migration) => migration.version)
+      .filter((version) => version >= 4);
+    expect(await migrate(client, database)).toEqual(rest);
     const names = await columns(database);
     expect(names.filter((name) => name === 'report_id' || name === 'user_agent')).toEqual(['report_id', 'user_agent']);
   });
