@@ -11,7 +11,7 @@ import {
 } from '@sendline/infra';
 import { positionNewGroup } from '@sendline/sender';
 import { isWebhookCallScheduled, type WebhookCallScheduled } from './callRecord';
-import { attemptEventIdOf } from './decide';
+import { decided, setAsideOf, webhookCallCommands } from './commands';
 import { EndpointPool } from './pool';
 
 /**
@@ -93,6 +93,8 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
   const { store } = options;
   const now = options.now ?? Date.now;
   const calls = store.topics.webhookCalls;
+  /** The calls set aside: decided by the domain, appended through the CommandHandler. */
+  const callRecords = webhookCallCommands(store);
   const topics = [calls, ...Array.from({ length: options.retries }, (_, i) => webhookRetryTopic(store.topics, i + 1))];
   await store.ensureTopics([
     ...topics.map((topic) => webhookCallTopicConfig(topic, options.partitions)),
@@ -210,17 +212,10 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
   const setAside = async (records: readonly { record: WebhookCallScheduled; settle: () => void }[]) => {
     if (records.length === 0) return;
     const at = now();
-    await store.append(
-      records.map(({ record }) => ({
-        type: 'WebhookCallScheduled' as const,
-        data: { ...record.data, retry: 1, dueAt: at + options.setAsideDelayMs },
-        metadata: {
-          ...record.metadata,
-          eventId: attemptEventIdOf(record.data.callId, record.data.attempt, `set aside at ${at}`),
-          occurredAt: at,
-        },
-      })),
+    const events = records.flatMap(({ record }) =>
+      decided(callRecords.decide(setAsideOf(record, at + options.setAsideDelayMs, at))),
     );
+    await callRecords.commit(events);
     for (const { settle } of records) settle();
   };
 
