@@ -1,6 +1,11 @@
 import type { DomainEvent, MessageAccepted, WebhookConfig } from '@sendline/domain';
-import type { ConsumedEvent, EventStore, RunningConsumer, StoredEvent } from '@sendline/infra';
-import { positionNewGroup } from '@sendline/sender';
+import {
+  type ConsumedEvent,
+  type EventStore,
+  positionNewGroup,
+  type RunningConsumer,
+  type StoredEvent,
+} from '@sendline/infra';
 import type { WebhookCallScheduled } from './callRecord';
 import { decided, webhookCallCommands } from './commands';
 import { DISPATCHED_EVENT_TYPES, messageIdOf, scheduleCallsOf } from './decide';

@@ -5,6 +5,7 @@
  *   whole when a partition did not acknowledge it, fail-fast when no broker is reachable);
  * - `consumer.ts`: the consumer loop (at-least-once, a failing batch split into single events, outages waited
  *   out, dead letters, a view's own positions);
+ * - `groups.ts`: where a consumer group that never committed starts (`positionNewGroup`: earliest or latest);
  * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`) and of one event (`readAt`);
  * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
  * - `kafka.ts`: the kafkajs client and its log lines; `events.ts`: the shapes of what is stored and read.
@@ -33,6 +34,7 @@ export {
   type MessageBatch,
 } from './decodeBatch';
 export type { ConsumedEvent, EventPosition, StoredEvent } from './events';
+export { positionNewGroup } from './groups';
 export { createKafka, withAdmin } from './kafka';
 export type { OffsetRanges } from './reader';
 export type { OutgoingMessage } from './producer';
