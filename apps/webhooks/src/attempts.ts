@@ -1,7 +1,7 @@
 import { webhookFailedLongEnough, type WebhookConfig } from '@sendline/domain';
 import { decryptSecret, type EventStore } from '@sendline/infra';
 import type { WebhookCallScheduled } from './callRecord';
-import { attemptEventIdOf } from './decide';
+import { nextAttemptOf, webhookCallCommands, type WebhookCallCommands } from './commands';
 import type { CallResult, WebhookHttp } from './http';
 import { nextAttemptAt } from './schedule';
 import { signWebhook } from './signature';
@@ -70,9 +70,12 @@ export class CallAttempts {
   private readonly opened = new Map<string, string>();
   /** Disablings under way, by webhook: the calls failing at once in its slots ask the domain once. */
   private readonly disabling = new Map<string, Promise<boolean>>();
+  /** The next attempts' records, decided by the domain and appended through the CommandHandler. */
+  private readonly calls: WebhookCallCommands;
 
   constructor(private readonly deps: AttemptDependencies) {
     this.now = deps.now ?? Date.now;
+    this.calls = webhookCallCommands(deps.store);
   }
 
   private unseal = (sealed: string): string => {
@@ -179,7 +182,7 @@ export class CallAttempts {
       await this.deps.log.record(organizationId, failed, false, keep);
       return failed;
     }
-    await this.deps.store.append([nextAttempt(record, next, at)]);
+    await this.calls.handle(nextAttemptOf(record, next, at));
     const retrying: DeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
     await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
@@ -210,27 +213,4 @@ export class CallAttempts {
     }
     return decided;
   }
-}
-
-/** A manual redelivery of a call: its first record again, due now, made once whatever happened before. */
-export function manualRedelivery(first: WebhookCallScheduled, now: number): WebhookCallScheduled {
-  return {
-    type: 'WebhookCallScheduled',
-    data: { ...first.data, attempt: 1, retry: 0, dueAt: now, manual: true },
-    metadata: {
-      ...first.metadata,
-      eventId: attemptEventIdOf(first.data.callId, 1, `manual at ${now}`),
-      occurredAt: now,
-    },
-  };
-}
-
-/** The record of the attempt after `record`'s, due at `dueAt`. */
-export function nextAttempt(record: WebhookCallScheduled, dueAt: number, now: number): WebhookCallScheduled {
-  const attempt = record.data.attempt + 1;
-  return {
-    type: 'WebhookCallScheduled',
-    data: { ...record.data, attempt, retry: attempt - 1, dueAt },
-    metadata: { ...record.metadata, eventId: attemptEventIdOf(record.data.callId, attempt), occurredAt: now },
-  };
 }

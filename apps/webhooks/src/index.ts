@@ -2,6 +2,8 @@
  * The webhooks: Postmark's webhook calls for message deliveries, bounces and suppression changes.
  *
  * - dispatcher.ts: events → call records (decide.ts, the bodies in payloads.ts), appended before the commit.
+ * - commands.ts: every call record is decided by the domain's webhook call decider and appended through infra's
+ *   CommandHandler (first attempts, next attempts, calls set aside, manual redeliveries).
  * - caller.ts: call records → HTTP calls (http.ts, signed: signature.ts), per-endpoint limits (pool.ts), each
  *   attempt settled in attempts.ts (the next one on the retry schedule: schedule.ts).
  * - stores.ts: message summaries, the delivery log (and each webhook's failure streak), the webhooks read from the
@@ -9,16 +11,10 @@
  *   organization's admins told (notices.ts).
  * - webhooks.ts composes them; config.ts, main.ts: the process.
  */
-export {
-  CallAttempts,
-  callHeaders,
-  manualRedelivery,
-  nextAttempt,
-  USER_AGENT,
-  type DisableFailingWebhook,
-} from './attempts';
+export { CallAttempts, callHeaders, USER_AGENT, type DisableFailingWebhook } from './attempts';
 export { startCaller, type CallerOptions, type RunningCaller } from './caller';
 export { isWebhookCallScheduled, type WebhookCallScheduled, type WebhookCallScheduledData } from './callRecord';
+export { manualRedelivery, nextAttemptOf, setAsideOf, webhookCallCommands, type WebhookCallCommands } from './commands';
 export { WEBHOOKS_NODE_FLAGS, webhooksConfigFromEnv, type WebhooksConfig } from './config';
 export { attemptEventIdOf, callIdOf, decideCalls } from './decide';
 export { startDispatcher, type DispatcherOptions } from './dispatcher';

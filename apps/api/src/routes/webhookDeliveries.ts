@@ -1,4 +1,4 @@
-import { DeliveryLog, DELIVERY_LOG_LENGTH, manualRedelivery } from '@sendline/webhooks';
+import { DeliveryLog, DELIVERY_LOG_LENGTH, manualRedelivery, webhookCallCommands } from '@sendline/webhooks';
 import { Type } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
@@ -56,6 +56,8 @@ function webhookIdOf(id: string): number {
 
 export function webhookDeliveryRoutes(deps: ApiDependencies) {
   const log = new DeliveryLog(deps.redis);
+  /** A redelivery is decided by the domain's webhook call decider and appended through the CommandHandler. */
+  const callRecords = webhookCallCommands(deps.store);
   /** The organization's webhook, or 404 (another organization's webhook reads as missing). */
   const requireWebhook = async (organizationId: string, id: string) => {
     const webhookId = webhookIdOf(id);
@@ -132,7 +134,7 @@ export function webhookDeliveryRoutes(deps: ApiDependencies) {
             deliveryId: request.params.deliveryId,
           });
         }
-        await deps.store.append([manualRedelivery(first, deps.now())]);
+        await callRecords.handle(manualRedelivery(first, deps.now()));
         return { DeliveryID: first.data.callId, Message: 'Redelivery scheduled.' };
       },
     );
