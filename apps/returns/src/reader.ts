@@ -76,6 +76,15 @@ export class ReturnsReader {
       maxRetryDelayMs: 5_000,
       partitionsConsumedConcurrently: 3,
       ...(options.sessionTimeoutMs !== undefined && { sessionTimeoutMs: options.sessionTimeoutMs }),
+      // What matched nothing is told to the operator here, once per mail tried alone (a failed batch is first taken
+      // again one mail at a time); it then goes to mail.received.dead-letter with the same reason.
+      onError: (error, item) => {
+        if (!item) return;
+        options.log?.('warn', 'returned mail not recorded', {
+          receivedId: (item.event as Partial<MailReceivedEvent>).data?.receivedId,
+          reason: error instanceof Error ? error.message : String(error),
+        });
+      },
     });
     return { reader, consumer };
   }
