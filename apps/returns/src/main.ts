@@ -1,7 +1,8 @@
 /**
  * The returns reader's process: reads what our MX received (mail.received) and records the bounces, complaints
  * and automatic replies it carries (reader.ts). Stops gracefully on SIGTERM/SIGINT: the batch in hand finishes or
- * is handed back uncommitted, then the process exits.
+ * is handed back uncommitted, then the process exits. Its consumer group is SENDLINE_RETURNS_GROUP (default
+ * `returns-reader`): a benchmark's reader on topics of its own must not join the running service's group.
  */
 import {
   ActivityQueries,
@@ -32,6 +33,7 @@ const { consumer } = await ReturnsReader.start({
   suppressions: new SuppressionView(redis),
   secretKey: secretKeyFromEnv(),
   readReport: async (raw) => readReportOf(await readReturnedMail(raw)),
+  groupId: process.env.SENDLINE_RETURNS_GROUP || 'returns-reader',
   log: (level, message, fields) => logger[level](fields ?? {}, message),
 });
 logger.info({ topic: store.topics.received }, 'returns reader started');
