@@ -10,8 +10,9 @@
  * message's signed return path `b.<token>@bounces.sendline.dev`.
  *
  * Then CONNECTIONS SMTP connections from this process send the DSNs to the MX, as a remote server does: EHLO once per
- * connection, then per DSN `MAIL FROM:<>`, `RCPT TO`, `DATA`, one command at a time, each connection going on as soon
- * as it has its answer (closed loop: as fast as the MX answers). The first BENCH_WARM_UP DSNs warm both processes up
+ * connection, then per DSN `MAIL FROM:<>`, `RCPT TO` and `DATA` written together (PIPELINING, which the MX
+ * announces and Postfix uses; BENCH_PIPELINING=0: one command at a time), then the report; each connection goes on as
+ * soon as it has its answer (closed loop: as fast as the MX answers). The first BENCH_WARM_UP DSNs warm both processes up
  * (their code compiled, the reader's group joined) and are left out of the figures. Meanwhile this process polls the
  * suppression view every BENCH_POLL_MS (5) ms as a user of the API would read it: the hash's length, and when it grew,
  * one HMGET of the addresses still waiting.
@@ -19,17 +20,20 @@
  * Reports:
  * - received: DSNs answered 250 per second, from the first DATA to the last 250;
  * - applied: suppressions readable per second, from the first DATA to the last one seen;
- * - DATA → 250 and DATA → suppression readable, p50 / p95 / p99 / max, from the moment this client sends `DATA`;
+ * - DATA → 250 and DATA → suppression readable, p50 / p95 / p99 / max, from the moment this client writes `DATA`
+ *   (with MAIL and RCPT when pipelining);
  * - 250s, suppressions seen, MessageHardBounced and SuppressionAdded in the run's log, mail.received's dead letters
  *   (they must all be equal but the last, 0);
  * - CPU ms per DSN of the MX, the reader and this process, the machine's busy share over the phase, and each
  *   process's peak RSS (VmHWM).
  *
- * DSNS (default 5000; BENCH_DSNS), CONNECTIONS (20; BENCH_CONNECTIONS), BENCH_WARM_UP (500), BENCH_POLL_MS (5).
+ * DSNS (default 5000; BENCH_DSNS), CONNECTIONS (20; BENCH_CONNECTIONS), BENCH_WARM_UP (500), BENCH_POLL_MS (5),
+ * BENCH_PIPELINING (1).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import type { MessageEvent } from '@sendline/domain';
@@ -54,7 +58,6 @@ import {
   type StoredEvent,
 } from '@sendline/infra';
 import { startProjector } from '@sendline/projector';
-import { SmtpDialog } from '../test/mx/support';
 import { accepted, delivered, sent } from '../test/projector/support';
 import { benchTopics, cpuMs, percentile, PROFILE_FLAGS } from './support';
 
@@ -63,6 +66,7 @@ const DSNS = Number(dsnsArgument ?? process.env.BENCH_DSNS ?? 5000);
 const CONNECTIONS = Number(connectionsArgument ?? process.env.BENCH_CONNECTIONS ?? 20);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 500);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 5);
+const PIPELINING = process.env.BENCH_PIPELINING !== '0';
 /** How long the suppressions of a phase may take to show after its last 250. */
 const DRAIN_MS = 60_000;
 
@@ -86,11 +90,11 @@ const organizationId = randomUUID();
 const suppressions = new SuppressionView(redis);
 const children: ChildProcess[] = [];
 
-/** One DSN to send: the return path it goes to, the recipient it suppresses, its bytes. */
+/** One DSN to send: the return path it goes to, the recipient it suppresses, its DATA (dot-stuffed, with its end). */
 interface Dsn {
   to: string;
   recipient: string;
-  raw: Buffer;
+  data: Buffer;
 }
 
 /** What the client and the poller saw of one DSN (performance.now() times). */
@@ -128,7 +132,14 @@ async function main(): Promise<void> {
         `${warmUp.seconds.toFixed(1)} s (not in the figures below)`,
     );
 
-    const cpuBefore = { mx: cpuMs(mx.child), reader: cpuMs(reader.child), own: process.cpuUsage() };
+    const services = servicePids();
+    const servicesCpu = () => services.map(({ pid }) => cpuMs({ pid }));
+    const cpuBefore = {
+      mx: cpuMs(mx.child),
+      reader: cpuMs(reader.child),
+      own: process.cpuUsage(),
+      services: servicesCpu(),
+    };
     const machineBefore = machineCpu();
     const measured = await phase(mxPort, dsns.slice(WARM_UP));
     const machine = machineCpu();
@@ -136,6 +147,7 @@ async function main(): Promise<void> {
       mx: cpuMs(mx.child) - cpuBefore.mx,
       reader: cpuMs(reader.child) - cpuBefore.reader,
       own: process.cpuUsage(cpuBefore.own),
+      services: servicesCpu().map((ms, i) => ms - cpuBefore.services[i]!),
     };
     const rss = { mx: peakRssMb(mx.child), reader: peakRssMb(reader.child), own: peakRssMb(process) };
 
@@ -167,8 +179,9 @@ async function main(): Promise<void> {
     const perDsn = (ms: number) => (ms / Math.max(1, measured.answered)).toFixed(3);
     console.log(
       `CPU ms per DSN: MX ${perDsn(cpu.mx)}, returns reader ${perDsn(cpu.reader)}, this process (SMTP client, ` +
-        `poller) ${perDsn((cpu.own.user + cpu.own.system) / 1000)}; machine busy ${(busy * 100).toFixed(0)}% of ` +
-        `its ${machine.cores} cores over the phase`,
+        `poller) ${perDsn((cpu.own.user + cpu.own.system) / 1000)}` +
+        services.map(({ name }, i) => `, ${name} ${perDsn(cpu.services[i]!)}`).join('') +
+        `; machine busy ${(busy * 100).toFixed(0)}% of its ${machine.cores} cores over the phase`,
     );
     console.log(`peak RSS: MX ${rss.mx} MB, returns reader ${rss.reader} MB, this process ${rss.own} MB`);
     console.log(`errors and warnings logged: MX ${mx.problems()}, returns reader ${reader.problems()}`);
@@ -211,7 +224,7 @@ async function deliveredMessages(count: number): Promise<Dsn[]> {
       { envelopeFrom: to, arrivalDate: new Date(at + i), sourceIp: '127.0.0.1', raw: original },
       [{ address: recipient, status: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>: user unknown` }],
     );
-    dsns.push({ to, recipient, raw });
+    dsns.push({ to, recipient, data: dataOf(raw) });
   }
   // Four appends at a time, each of whole messages: appends in flight together may land in any order, and a
   // message's events must land in theirs.
@@ -300,22 +313,15 @@ async function phase(
   };
 
   const connection = async () => {
-    const { dialog, greeting } = await SmtpDialog.open(port);
-    if (greeting.code !== 220) throw new Error(`the MX greeted ${greeting.code} ${greeting.text}`);
-    await dialog.command('EHLO mx.dest.example.net');
+    const client = await SmtpClient.open(port);
     for (let i = next++; i < dsns.length; i = next++) {
-      const { to, recipient, raw } = dsns[i]!;
+      const { to, recipient, data } = dsns[i]!;
       const result = results[i]!;
-      const from = await dialog.command('MAIL FROM:<>');
-      const rcpt = await dialog.command(`RCPT TO:<${to}>`);
-      if (from.code !== 250 || rcpt.code !== 250) {
-        refused++;
-        await dialog.command('RSET');
-        continue;
-      }
-      result.dataAt = performance.now();
-      waiting.set(recipient, result);
-      const reply = await dialog.data(raw);
+      // From the moment DATA is written (with MAIL and RCPT when pipelining) until the 250 to the message's end.
+      const reply = await client.send(to, data, PIPELINING, () => {
+        result.dataAt = performance.now();
+        waiting.set(recipient, result);
+      });
       if (reply.code === 250) {
         result.answeredAt = performance.now();
         answered++;
@@ -324,8 +330,7 @@ async function phase(
         waiting.delete(recipient);
       }
     }
-    await dialog.command('QUIT').catch(() => undefined);
-    dialog.close();
+    await client.quit();
   };
 
   const started = performance.now();
@@ -340,6 +345,109 @@ async function phase(
   waiting.clear();
   await polling;
   return { results, started, answered, visible, refused, seconds: (performance.now() - started) / 1000 };
+}
+
+/** A message as DATA sends it: dot-stuffed (RFC 5321 4.5.2), ending with CRLF.CRLF. */
+function dataOf(raw: Buffer): Buffer {
+  const stuffed = raw.toString('latin1').replace(/(^|\r\n)\./g, '$1..');
+  return Buffer.from(`${stuffed}${stuffed.endsWith('\r\n') ? '' : '\r\n'}.\r\n`, 'latin1');
+}
+
+/** One SMTP reply: its code and its text lines joined. */
+interface Reply {
+  code: number;
+  text: string;
+}
+
+/**
+ * The client side of a remote server sending us its reports over one connection: EHLO once, then per message MAIL
+ * FROM:<>, RCPT TO and DATA, written together when `pipelining` (RFC 2920, as Postfix does when the server
+ * announces PIPELINING, which ours does) or one at a time, then the message. Only what the benchmark needs: one
+ * recipient, no TLS, no retry.
+ */
+class SmtpClient {
+  private buffer = '';
+  private readonly replies: Reply[] = [];
+  private readonly waiters: ((reply: Reply) => void)[] = [];
+
+  private constructor(private readonly socket: Socket) {
+    socket.setEncoding('latin1');
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: string) => this.read(chunk));
+    socket.on('error', () => undefined);
+  }
+
+  static async open(port: number): Promise<SmtpClient> {
+    const socket = connect({ host: '127.0.0.1', port });
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', reject);
+    });
+    const client = new SmtpClient(socket);
+    const greeting = await client.reply();
+    if (greeting.code !== 220) throw new Error(`the MX greeted ${greeting.code} ${greeting.text}`);
+    const ehlo = await client.command('EHLO mx.dest.example.net');
+    if (ehlo.code !== 250) throw new Error(`the MX answered EHLO ${ehlo.code} ${ehlo.text}`);
+    return client;
+  }
+
+  private read(chunk: string): void {
+    this.buffer += chunk;
+    let end: number;
+    let text = '';
+    while ((end = this.buffer.indexOf('\r\n')) >= 0) {
+      const line = this.buffer.slice(0, end);
+      this.buffer = this.buffer.slice(end + 2);
+      text += (text ? '\n' : '') + line.slice(4);
+      if (line[3] === '-') continue;
+      const reply = { code: Number(line.slice(0, 3)), text };
+      text = '';
+      const waiter = this.waiters.shift();
+      if (waiter) waiter(reply);
+      else this.replies.push(reply);
+    }
+  }
+
+  private reply(): Promise<Reply> {
+    const queued = this.replies.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private command(line: string): Promise<Reply> {
+    this.socket.write(`${line}\r\n`);
+    return this.reply();
+  }
+
+  /** One message to `to`; `onData` is called as DATA is written. The reply to the message's end, or the refusal. */
+  async send(to: string, data: Buffer, pipelining: boolean, onData: () => void): Promise<Reply> {
+    let replies: Reply[];
+    if (pipelining) {
+      onData();
+      this.socket.write(`MAIL FROM:<>\r\nRCPT TO:<${to}>\r\nDATA\r\n`);
+      replies = [await this.reply(), await this.reply(), await this.reply()];
+    } else {
+      replies = [await this.command('MAIL FROM:<>'), await this.command(`RCPT TO:<${to}>`)];
+      if (replies.every((reply) => reply.code === 250)) {
+        onData();
+        replies.push(await this.command('DATA'));
+      }
+    }
+    const refusal = replies.find((reply) => reply.code !== 250 && reply.code !== 354);
+    if (refusal || replies.length < 3) {
+      // A DATA taken after a refused RCPT (pipelining) gets an empty message, which the server refuses.
+      if (replies[2]?.code === 354) await this.command('.');
+      await this.command('RSET');
+      return refusal ?? replies.at(-1)!;
+    }
+    this.socket.write(data);
+    return this.reply();
+  }
+
+  async quit(): Promise<void> {
+    await this.command('QUIT');
+    this.socket.destroy();
+  }
 }
 
 /** p50 / p95 / p99 / max of durations in ms. */
@@ -408,6 +516,19 @@ function machineCpu(): { busy: number; total: number; cores: number } {
   const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
   const idle = fields[3]! + fields[4]!;
   return { busy: total - idle, total, cores: lines.filter((line) => /^cpu\d/.test(line)).length };
+}
+
+/** The services' processes when this machine runs them (infra/local's pid files), for the CPU figures. */
+function servicePids(): { name: string; pid: number }[] {
+  const runDir = `${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run`;
+  try {
+    return readdirSync(runDir)
+      .filter((file) => /^(kafka(-\d+)?|clickhouse|redis)\.pid$/.test(file))
+      .sort()
+      .map((file) => ({ name: file.replace(/\.pid$/, ''), pid: Number(readFileSync(`${runDir}/${file}`, 'utf8')) }));
+  } catch {
+    return [];
+  }
 }
 
 /** A process's peak resident set (VmHWM), in MB. */
