@@ -1,34 +1,34 @@
 /**
- * npm run bench:mx [-- DSNS [CONNECTIONS]] — mail that comes back, on this machine (loopback only, under a minute).
+ * npm run bench:mx [-- DSNS [CONNECTIONS]] — mail that comes back, on this machine (loopback only, about a minute).
  *
  * Runs the MX (apps/mx/src/main.ts) and the returns reader (apps/returns/src/main.ts) as their own processes, as
  * `npm start` runs them, on topics, consumer groups and a ClickHouse database of this run, against the real Kafka,
- * schema registry, ClickHouse and Redis. Setup, not timed: an organization of this run with DSNS + BENCH_WARM_UP
- * messages, each to one recipient, accepted, sent and delivered (their events appended straight to the run's
+ * schema registry, ClickHouse and Redis. Setup, not timed: an organization of this run with a message for every DSN
+ * to send, each to one recipient, accepted, sent and delivered (their events appended straight to the run's
  * email.messages and projected into the run's activity store by the projector's activity projection, which is then
  * stopped); one DSN per message, written beforehand (infra's deliveryStatusNotification: 5.1.1, user unknown) to the
  * message's signed return path `b.<token>@bounces.sendline.dev`.
  *
- * Then CONNECTIONS SMTP connections from this process send the DSNs to the MX, as a remote server does: EHLO once per
- * connection, then per DSN `MAIL FROM:<>`, `RCPT TO` and `DATA` written together (PIPELINING, which the MX
- * announces and Postfix uses; BENCH_PIPELINING=0: one command at a time), then the report; each connection goes on as
- * soon as it has its answer (closed loop: as fast as the MX answers). The first BENCH_WARM_UP DSNs warm both processes up
- * (their code compiled, the reader's group joined) and are left out of the figures. Meanwhile this process polls the
- * suppression view every BENCH_POLL_MS (5) ms as a user of the API would read it: the hash's length, and when it grew,
- * one HMGET of the addresses still waiting.
+ * CONNECTIONS SMTP connections from this process send the DSNs to the MX, as a remote server does: EHLO once per
+ * connection, then per DSN `MAIL FROM:<>`, `RCPT TO` and `DATA` written together (PIPELINING, which the MX announces
+ * and Postfix uses; BENCH_PIPELINING=0: one command at a time), then the report. First BENCH_WARM_UP DSNs as fast as
+ * the MX answers, left out of the figures (the processes' code compiled, the reader's group joined); then a phase of
+ * DSNS DSNs at each rate of BENCH_RATES (each DSN due at its time on the schedule, sent by the first free
+ * connection), then DSNS flat out (each connection sends its next DSN as soon as it has its answer). Meanwhile this
+ * process polls the suppression view every BENCH_POLL_MS ms as a user of the API would read it: the hash's length,
+ * and when it grew, one HMGET of the addresses still waiting.
  *
- * Reports:
+ * Reports, per phase:
  * - received: DSNs answered 250 per second, from the first DATA to the last 250;
  * - applied: suppressions readable per second, from the first DATA to the last one seen;
  * - DATA → 250 and DATA → suppression readable, p50 / p95 / p99 / max, from the moment this client writes `DATA`
  *   (with MAIL and RCPT when pipelining);
- * - 250s, suppressions seen, MessageHardBounced and SuppressionAdded in the run's log, mail.received's dead letters
- *   (they must all be equal but the last, 0);
- * - CPU ms per DSN of the MX, the reader and this process, the machine's busy share over the phase, and each
- *   process's peak RSS (VmHWM).
+ * - CPU ms per DSN of the MX, the reader, this process and the services, and the machine's busy share;
+ * and in all: 250s, suppressions seen, MessageHardBounced and SuppressionAdded in the run's log, mail.received's
+ * dead letters (they must all be equal but the last, 0), each process's peak RSS (VmHWM).
  *
- * DSNS (default 5000; BENCH_DSNS), CONNECTIONS (20; BENCH_CONNECTIONS), BENCH_WARM_UP (500), BENCH_POLL_MS (5),
- * BENCH_PIPELINING (1).
+ * DSNS (default 5000; BENCH_DSNS), CONNECTIONS (20; BENCH_CONNECTIONS), BENCH_RATES (1000; comma-separated, empty for
+ * none), BENCH_FLAT_OUT (1; 0 skips), BENCH_WARM_UP (500), BENCH_POLL_MS (5), BENCH_PIPELINING (1).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -67,6 +67,10 @@ const CONNECTIONS = Number(connectionsArgument ?? process.env.BENCH_CONNECTIONS 
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 500);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 5);
 const PIPELINING = process.env.BENCH_PIPELINING !== '0';
+const RATES = (process.env.BENCH_RATES ?? '1000').split(',').filter(Boolean).map(Number);
+const FLAT_OUT = process.env.BENCH_FLAT_OUT !== '0';
+
+const rateName = (rate: number) => (rate === Infinity ? 'flat out' : `at ${rate.toLocaleString('en')} DSNs/s offered`);
 /** How long the suppressions of a phase may take to show after its last 250. */
 const DRAIN_MS = 60_000;
 
@@ -112,7 +116,7 @@ async function main(): Promise<void> {
   try {
     await store.ensureTopics(topicConfigs(topics));
     await migrate(clickhouse, database);
-    const dsns = await deliveredMessages(WARM_UP + DSNS);
+    const dsns = await deliveredMessages(WARM_UP + DSNS * (RATES.length + (FLAT_OUT ? 1 : 0)));
     const mx = await startChild('mx', 'apps/mx/src/main.ts', 'mx listening', {
       SENDLINE_MX_PORT: '0',
       SENDLINE_MX_MAX_CONNECTIONS_PER_ADDRESS: String(Math.max(20, CONNECTIONS)),
@@ -122,66 +126,65 @@ async function main(): Promise<void> {
       SENDLINE_RETURNS_GROUP: `${prefix}-returns-reader`,
     });
 
+    const phases = [...RATES, ...(FLAT_OUT ? [Infinity] : [])];
     console.log(
-      `bench:mx — ${DSNS} DSNs from ${CONNECTIONS} SMTP connections on loopback, after ${WARM_UP} warm-up DSNs; ` +
-        `the MX and the returns reader as their own processes`,
+      `bench:mx — ${WARM_UP} warm-up DSNs, then ${DSNS} DSNs ${phases.map(rateName).join(', then ')}, from ` +
+        `${CONNECTIONS} SMTP connections on loopback; the MX and the returns reader as their own processes`,
     );
-    const warmUp = await phase(mxPort, dsns.slice(0, WARM_UP));
+    const warmUp = await phase(mxPort, dsns.slice(0, WARM_UP), Infinity);
     console.log(
       `warm-up: ${warmUp.answered} answered 250, ${warmUp.visible} suppressions readable, in ` +
         `${warmUp.seconds.toFixed(1)} s (not in the figures below)`,
     );
-
+    const totals = { answered: warmUp.answered, visible: warmUp.visible, refused: warmUp.refused };
     const services = servicePids();
-    const servicesCpu = () => services.map(({ pid }) => cpuMs({ pid }));
-    const cpuBefore = {
-      mx: cpuMs(mx.child),
-      reader: cpuMs(reader.child),
-      own: process.cpuUsage(),
-      services: servicesCpu(),
-    };
-    const machineBefore = machineCpu();
-    const measured = await phase(mxPort, dsns.slice(WARM_UP));
-    const machine = machineCpu();
-    const cpu = {
-      mx: cpuMs(mx.child) - cpuBefore.mx,
-      reader: cpuMs(reader.child) - cpuBefore.reader,
-      own: process.cpuUsage(cpuBefore.own),
-      services: servicesCpu().map((ms, i) => ms - cpuBefore.services[i]!),
-    };
-    const rss = { mx: peakRssMb(mx.child), reader: peakRssMb(reader.child), own: peakRssMb(process) };
+    const processes = [
+      { name: 'MX', ms: () => cpuMs(mx.child) },
+      { name: 'returns reader', ms: () => cpuMs(reader.child) },
+      // Its own CPU only (cpuMs would add its children, the MX and the reader).
+      { name: 'this process (SMTP client, poller)', ms: () => ownCpuMs() },
+      ...services.map(({ name, pid }) => ({ name, ms: () => cpuMs({ pid }) })),
+    ];
+    for (const [i, rate] of phases.entries()) {
+      const before = { cpu: processes.map((p) => p.ms()), machine: machineCpu() };
+      const measured = await phase(mxPort, dsns.slice(WARM_UP + i * DSNS, WARM_UP + (i + 1) * DSNS), rate);
+      const machine = machineCpu();
+      const cpu = processes.map((p, j) => p.ms() - before.cpu[j]!);
+      totals.answered += measured.answered;
+      totals.visible += measured.visible;
+      totals.refused += measured.refused;
+      const { results, started } = measured;
+      const answeredAt = results.flatMap((r) => (r.answeredAt === undefined ? [] : [r.answeredAt]));
+      const visibleAt = results.flatMap((r) => (r.visibleAt === undefined ? [] : [r.visibleAt]));
+      const toAnswer = results.flatMap((r) => (r.answeredAt === undefined ? [] : [r.answeredAt - r.dataAt]));
+      const toVisible = results.flatMap((r) => (r.visibleAt === undefined ? [] : [r.visibleAt - r.dataAt]));
+      const receivedSeconds = (Math.max(...answeredAt) - started) / 1000;
+      const appliedSeconds = (Math.max(...visibleAt) - started) / 1000;
+      const busy = (machine.busy - before.machine.busy) / Math.max(1, machine.total - before.machine.total);
+      const perDsn = (ms: number) => (ms / Math.max(1, measured.answered)).toFixed(3);
+      console.log(`\n${rateName(rate)}:`);
+      console.log(
+        `  received: ${measured.answered} answered 250 in ${receivedSeconds.toFixed(2)} s: ` +
+          `${Math.round(measured.answered / receivedSeconds)} DSNs/s (first DATA → last 250)`,
+      );
+      console.log(
+        `  applied:  ${measured.visible} suppressions readable in ${appliedSeconds.toFixed(2)} s: ` +
+          `${Math.round(measured.visible / appliedSeconds)} DSNs/s (first DATA → last suppression readable)`,
+      );
+      console.log(`  DATA → 250                   ${figures(toAnswer)}`);
+      console.log(`  DATA → suppression readable  ${figures(toVisible)}`);
+      console.log(
+        `  CPU ms per DSN: ${processes.map((p, j) => `${p.name} ${perDsn(cpu[j]!)}`).join(', ')}; ` +
+          `machine busy ${(busy * 100).toFixed(0)}% of its ${machine.cores} cores`,
+      );
+    }
 
     const logged = await countLogged();
-    const { results, started } = measured;
-    const answeredAt = results.flatMap((r) => (r.answeredAt === undefined ? [] : [r.answeredAt]));
-    const visibleAt = results.flatMap((r) => (r.visibleAt === undefined ? [] : [r.visibleAt]));
-    const toAnswer = results.flatMap((r) => (r.answeredAt === undefined ? [] : [r.answeredAt - r.dataAt]));
-    const toVisible = results.flatMap((r) => (r.visibleAt === undefined ? [] : [r.visibleAt - r.dataAt]));
-    const receivedSeconds = (Math.max(...answeredAt) - started) / 1000;
-    const appliedSeconds = (Math.max(...visibleAt) - started) / 1000;
-    const busy = (machine.busy - machineBefore.busy) / Math.max(1, machine.total - machineBefore.total);
+    const rss = { mx: peakRssMb(mx.child), reader: peakRssMb(reader.child), own: peakRssMb(process) };
     console.log(
-      `received: ${measured.answered} answered 250 in ${receivedSeconds.toFixed(2)} s: ` +
-        `${Math.round(measured.answered / receivedSeconds)} DSNs/s (first DATA → last 250)`,
-    );
-    console.log(
-      `applied:  ${measured.visible} suppressions readable in ${appliedSeconds.toFixed(2)} s: ` +
-        `${Math.round(measured.visible / appliedSeconds)} DSNs/s (first DATA → last suppression readable)`,
-    );
-    console.log(
-      `250s ${measured.answered + warmUp.answered}, suppressions readable ${measured.visible + warmUp.visible}, ` +
-        `MessageHardBounced in the log ${logged.hardBounced}, SuppressionAdded ${logged.suppressionsAdded}, ` +
-        `not answered 250 ${measured.refused + warmUp.refused}, dead letters ${logged.deadLetters} ` +
-        `(warm-up included)`,
-    );
-    console.log(`DATA → 250                   ${figures(toAnswer)}`);
-    console.log(`DATA → suppression readable  ${figures(toVisible)}`);
-    const perDsn = (ms: number) => (ms / Math.max(1, measured.answered)).toFixed(3);
-    console.log(
-      `CPU ms per DSN: MX ${perDsn(cpu.mx)}, returns reader ${perDsn(cpu.reader)}, this process (SMTP client, ` +
-        `poller) ${perDsn((cpu.own.user + cpu.own.system) / 1000)}` +
-        services.map(({ name }, i) => `, ${name} ${perDsn(cpu.services[i]!)}`).join('') +
-        `; machine busy ${(busy * 100).toFixed(0)}% of its ${machine.cores} cores over the phase`,
+      `\nin all (warm-up included): 250s ${totals.answered}, suppressions readable ${totals.visible}, ` +
+        `MessageHardBounced in the log ${logged.hardBounced}, SuppressionAdded ${logged.suppressionsAdded}; ` +
+        `not answered 250 ${totals.refused}, dead letters ${logged.deadLetters}`,
     );
     console.log(`peak RSS: MX ${rss.mx} MB, returns reader ${rss.reader} MB, this process ${rss.own} MB`);
     console.log(`errors and warnings logged: MX ${mx.problems()}, returns reader ${reader.problems()}`);
@@ -281,6 +284,7 @@ async function deliveredMessages(count: number): Promise<Dsn[]> {
 async function phase(
   port: number,
   dsns: Dsn[],
+  rate: number,
 ): Promise<{ results: Sent[]; started: number; answered: number; visible: number; refused: number; seconds: number }> {
   const results: Sent[] = dsns.map(() => ({ dataAt: NaN }));
   /** Recipients whose DSN went out (from its DATA on) and whose suppression has not shown yet. */
@@ -315,6 +319,9 @@ async function phase(
   const connection = async () => {
     const client = await SmtpClient.open(port);
     for (let i = next++; i < dsns.length; i = next++) {
+      // Paced: the i-th DSN is due i/rate seconds after the start (a connection that is late sends at once).
+      const due = started + (i * 1000) / rate;
+      if (due > performance.now()) await new Promise((resolve) => setTimeout(resolve, due - performance.now()));
       const { to, recipient, data } = dsns[i]!;
       const result = results[i]!;
       // From the moment DATA is written (with MAIL and RCPT when pipelining) until the 250 to the message's end.
@@ -516,6 +523,12 @@ function machineCpu(): { busy: number; total: number; cores: number } {
   const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
   const idle = fields[3]! + fields[4]!;
   return { busy: total - idle, total, cores: lines.filter((line) => /^cpu\d/.test(line)).length };
+}
+
+/** This process's CPU time so far, ms. */
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** The services' processes when this machine runs them (infra/local's pid files), for the CPU figures. */
