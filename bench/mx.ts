@@ -7,7 +7,8 @@
  * to send, each to one recipient, accepted, sent and delivered (their events appended straight to the run's
  * email.messages and projected into the run's activity store by the projector's activity projection, which is then
  * stopped); one DSN per message, written beforehand (infra's deliveryStatusNotification: 5.1.1, user unknown) to the
- * message's signed return path `b.<token>@bounces.sendline.dev`.
+ * message's signed return path `b.<token>@bounces.sendline.dev`; and BENCH_STORE_MESSAGES messages of other
+ * organizations over the 30 days before, written straight into the store, so that the store is not the run's alone.
  *
  * CONNECTIONS SMTP connections from this process send the DSNs to the MX, as a remote server does: EHLO once per
  * connection, then per DSN `MAIL FROM:<>`, `RCPT TO` and `DATA` written together (PIPELINING, which the MX announces
@@ -28,7 +29,9 @@
  * dead letters (they must all be equal but the last, 0), each process's peak RSS (VmHWM).
  *
  * DSNS (default 5000; BENCH_DSNS), CONNECTIONS (20; BENCH_CONNECTIONS), BENCH_RATES (1000; comma-separated, empty for
- * none), BENCH_FLAT_OUT (1; 0 skips), BENCH_WARM_UP (500), BENCH_POLL_MS (5), BENCH_PIPELINING (1).
+ * none), BENCH_FLAT_OUT (1; 0 skips), BENCH_WARM_UP (500), BENCH_POLL_MS (5), BENCH_PIPELINING (1),
+ * BENCH_STORE_MESSAGES (1,000,000: other organizations' messages in the activity store, over 30 days; the reader
+ * looks messages up by id among them).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -65,6 +68,7 @@ const [dsnsArgument, connectionsArgument] = process.argv.slice(2);
 const DSNS = Number(dsnsArgument ?? process.env.BENCH_DSNS ?? 5000);
 const CONNECTIONS = Number(connectionsArgument ?? process.env.BENCH_CONNECTIONS ?? 20);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 500);
+const STORE_MESSAGES = Number(process.env.BENCH_STORE_MESSAGES ?? 1_000_000);
 const POLL_MS = Number(process.env.BENCH_POLL_MS ?? 5);
 const PIPELINING = process.env.BENCH_PIPELINING !== '0';
 const RATES = (process.env.BENCH_RATES ?? '1000').split(',').filter(Boolean).map(Number);
@@ -116,6 +120,7 @@ async function main(): Promise<void> {
   try {
     await store.ensureTopics(topicConfigs(topics));
     await migrate(clickhouse, database);
+    await otherMessages(STORE_MESSAGES);
     const dsns = await deliveredMessages(WARM_UP + DSNS * (RATES.length + (FLAT_OUT ? 1 : 0)));
     const mx = await startChild('mx', 'apps/mx/src/main.ts', 'mx listening', {
       SENDLINE_MX_PORT: '0',
@@ -278,6 +283,31 @@ async function deliveredMessages(count: number): Promise<Dsn[]> {
       `${((performance.now() - started) / 1000).toFixed(1)} s`,
   );
   return dsns;
+}
+
+/**
+ * `count` messages of 1,000 other organizations in the run's activity store, spread over the 30 days before today
+ * (the store's retention): what a lookup by message id reads through besides the run's own. Written straight into
+ * the messages table (only the lookup reads them), in one statement.
+ */
+async function otherMessages(count: number): Promise<void> {
+  if (count <= 0) return;
+  const started = performance.now();
+  const today = Math.floor(Date.now() / 86_400_000) * 86_400;
+  const perDay = Math.ceil(count / 30);
+  await clickhouse.command({
+    query:
+      `INSERT INTO ${database}.messages (organization_id, message_id, day, received_at, received_at_ms, status, ` +
+      `phase, recipients, recipient_statuses, subject, version) ` +
+      `SELECT concat('other-', toString(number % 1000)), toString(generateUUIDv4()), toDate(at), at, ` +
+      `toUInt64(at) * 1000, 'Delivered', 'Sent', [concat('r', toString(number), '@example.net')], ['Delivered'], ` +
+      `'Your receipt', 1 FROM (SELECT number, toDateTime(${today} - 86400 * (1 + intDiv(number, ${perDay})) + ` +
+      `number % 86400) AS at FROM system.numbers LIMIT ${count})`,
+  });
+  console.error(
+    `setup: ${count} messages of other organizations in the activity store in ` +
+      `${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
 }
 
 /** Sends the DSNs over CONNECTIONS connections and waits until every one answered 250 shows in the view. */
