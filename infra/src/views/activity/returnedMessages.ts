@@ -1,10 +1,18 @@
 import type { MessageState } from '@sendline/domain';
 import { sqlString } from '../../clickhouse/client';
 import type { ActivityQueries } from './query';
-import { stateOfRow, type MessageRow } from './rows';
+import { stateOfRow, utcDay, type MessageRow } from './rows';
 
 /** A message as the mail that comes back about it needs it: accepted, with its organization and recipients. */
 export type ReturnedMessageState = Exclude<MessageState, { phase: 'Initial' }>;
+
+export interface ReturnedMessagesOptions {
+  /** The days (UTC, today included) read first; a message not found there is looked for in the older ones. */
+  recentDays?: number;
+  now?: () => number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Where the messages that mail came back about stand, read from the activity store (the messages of the last 30
@@ -15,15 +23,44 @@ export type ReturnedMessageState = Exclude<MessageState, { phase: 'Initial' }>;
  * not found (the reader tries it again later), and a recipient's status may be older than its last event. The
  * reader's event ids are derived from what they record, so a decision made twice on an older status appends the
  * same event again, which every reader takes for one.
+ *
+ * A token names a message by its id alone, and the table is ordered by organization first: a lookup reads every
+ * message id of the days it reads (1,000,000 messages over 30 days: 60–100 ms a lookup on a 2-core machine, one per
+ * batch of the reader; 10 ms for the last two days' 38,000). Most mail comes back within minutes of the delivery, so the days of the last `recentDays`
+ * (default 2: today and yesterday, UTC) are read first, the others skipped by their partition; only the ids not
+ * found there are looked for in the older days. A message's rows are all in its own day (its `received_at`'s).
  */
 export class ReturnedMessages {
-  constructor(private readonly queries: ActivityQueries) {}
+  private readonly recentDays: number;
+  private readonly now: () => number;
 
-  /** The state of each message found, by message id, in one query over the ids given. */
+  constructor(
+    private readonly queries: ActivityQueries,
+    options: ReturnedMessagesOptions = {},
+  ) {
+    this.recentDays = options.recentDays ?? 2;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The state of each message found, by message id: the recent days in one query, the older in one more if need be. */
   async states(messageIds: readonly string[]): Promise<Map<string, ReturnedMessageState>> {
     const found = new Map<string, ReturnedMessageState>();
     const ids = [...new Set(messageIds)];
     if (ids.length === 0) return found;
+    const signal = this.queries.deadline();
+    const since = sqlString(utcDay(this.now() - (this.recentDays - 1) * DAY_MS));
+    await this.read(ids, `day >= ${since}`, signal, found);
+    const older = ids.filter((id) => !found.has(id));
+    if (older.length > 0) await this.read(older, `day < ${since}`, signal, found);
+    return found;
+  }
+
+  private async read(
+    ids: readonly string[],
+    days: string,
+    signal: AbortSignal,
+    found: Map<string, ReturnedMessageState>,
+  ): Promise<void> {
     const rows = await this.queries.query<
       Pick<MessageRow, 'organization_id' | 'message_id' | 'phase' | 'recipients' | 'recipient_statuses'> &
         Partial<Pick<MessageRow, 'suppressed_recipients'>>
@@ -31,14 +68,13 @@ export class ReturnedMessages {
       'SELECT message_id, argMax(organization_id, version) AS organization_id, argMax(phase, version) AS phase, ' +
         'argMax(recipients, version) AS recipients, argMax(recipient_statuses, version) AS recipient_statuses, ' +
         'argMax(suppressed_recipients, version) AS suppressed_recipients ' +
-        `FROM ${this.queries.db}.messages WHERE message_id IN (${ids.map(sqlString).join(', ')}) ` +
+        `FROM ${this.queries.db}.messages WHERE ${days} AND message_id IN (${ids.map(sqlString).join(', ')}) ` +
         'GROUP BY message_id',
-      this.queries.deadline(),
+      signal,
     );
     for (const row of rows) {
       const state = stateOfRow({ suppressed_recipients: [], ...row } as MessageRow);
       if (state.phase !== 'Initial') found.set(row.message_id, state);
     }
-    return found;
   }
 }
