@@ -25,10 +25,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * same event again, which every reader takes for one.
  *
  * A token names a message by its id alone, and the table is ordered by organization first: a lookup reads every
- * message id of the days it reads (1,000,000 messages over 30 days: 60–100 ms a lookup on a 2-core machine, one per
- * batch of the reader; 10 ms for the last two days' 38,000). Most mail comes back within minutes of the delivery, so the days of the last `recentDays`
- * (default 2: today and yesterday, UTC) are read first, the others skipped by their partition; only the ids not
- * found there are looked for in the older days. A message's rows are all in its own day (its `received_at`'s).
+ * message id of the days it reads (1,000,000 messages over 30 days: 60–100 ms a lookup on a 2-core machine; 10 ms for
+ * the last two days' 38,000). Most mail comes back within minutes of the delivery, so the days of the last
+ * `recentDays` (default 2: today and yesterday, UTC) are read first, the others skipped by their partition; only the
+ * ids not found there are looked for in the older days. A message's rows are all in its own day (its `received_at`'s).
+ * The ids are a PREWHERE: the other columns are read only where an id matched (ClickHouse 18.16 did not move the
+ * condition there by itself; a lookup of 40 ids cost 6.6 ms of its CPU over the last two days, 4.0 with the PREWHERE,
+ * and 79 against 30 ms over the 29 older days).
  */
 export class ReturnedMessages {
   private readonly recentDays: number;
@@ -68,7 +71,7 @@ export class ReturnedMessages {
       'SELECT message_id, argMax(organization_id, version) AS organization_id, argMax(phase, version) AS phase, ' +
         'argMax(recipients, version) AS recipients, argMax(recipient_statuses, version) AS recipient_statuses, ' +
         'argMax(suppressed_recipients, version) AS suppressed_recipients ' +
-        `FROM ${this.queries.db}.messages WHERE ${days} AND message_id IN (${ids.map(sqlString).join(', ')}) ` +
+        `FROM ${this.queries.db}.messages PREWHERE message_id IN (${ids.map(sqlString).join(', ')}) WHERE ${days} ` +
         'GROUP BY message_id',
       signal,
     );
