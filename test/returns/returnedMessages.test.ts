@@ -56,7 +56,8 @@ describe('ReturnedMessages', () => {
     expect([...states.keys()]).toEqual([today.message.data.messageId]);
   });
 
-  it('reads only the recent days when every id is found there', async () => {
+  /** ReturnedMessages whose queries are recorded. */
+  const recorded = () => {
     const reads: string[] = [];
     const queries = new ActivityQueries(client, database, { timeoutMs: 10_000 });
     const query = queries.query.bind(queries);
@@ -64,9 +65,26 @@ describe('ReturnedMessages', () => {
       reads.push(sql);
       return query(sql, signal, settings);
     };
-    const recentOnly = new ReturnedMessages(queries, { now: () => NOW });
-    await recentOnly.states([today.message.data.messageId, yesterday.message.data.messageId]);
+    return { reads, messages: new ReturnedMessages(queries, { now: () => NOW }) };
+  };
+
+  it('reads only the recent days when every id is found there', async () => {
+    const { reads, messages } = recorded();
+    await messages.states([today.message.data.messageId, yesterday.message.data.messageId]);
     expect(reads).toHaveLength(1);
     expect(reads[0]).toContain("day >= '2026-11-27'");
+  });
+
+  it('reads the lookups asked for while one is read together, each answered with its own messages', async () => {
+    const { reads, messages } = recorded();
+    const [first, second, third] = await Promise.all([
+      messages.states([today.message.data.messageId]),
+      messages.states([yesterday.message.data.messageId]),
+      messages.states([today.message.data.messageId, yesterday.message.data.messageId]),
+    ]);
+    expect(reads).toHaveLength(2);
+    expect([...first.keys()]).toEqual([today.message.data.messageId]);
+    expect([...second.keys()]).toEqual([yesterday.message.data.messageId]);
+    expect([...third.keys()]).toEqual([today.message.data.messageId, yesterday.message.data.messageId]);
   });
 });
