@@ -72,7 +72,9 @@ export class ReturnsReader {
       maxAttempts: options.maxAttempts ?? 8,
       initialRetryDelayMs: 500,
       maxRetryDelayMs: 5_000,
-      partitionsConsumedConcurrently: 3,
+      // Every partition of mail.received (6) at once: their lookups go to ClickHouse together (ReturnedMessages
+      // reads the ids asked for meanwhile in one query) and their appends to Kafka together (group commit).
+      partitionsConsumedConcurrently: 6,
     });
     return { reader, consumer };
   }
