@@ -1,7 +1,8 @@
 /**
  * The returns reader's process: reads what our MX received (mail.received) and records the bounces, complaints
  * and automatic replies it carries (reader.ts). Stops gracefully on SIGTERM/SIGINT: the batch in hand finishes or
- * is handed back uncommitted, then the process exits.
+ * is handed back uncommitted, then the process exits. Its consumer group and session timeout come from
+ * config.ts (SENDLINE_RETURNS_GROUP: a benchmark's reader on topics of its own must not join the service's group).
  */
 import {
   ActivityQueries,

@@ -74,7 +74,9 @@ export class ReturnsReader {
       maxAttempts: options.maxAttempts ?? 8,
       initialRetryDelayMs: 500,
       maxRetryDelayMs: 5_000,
-      partitionsConsumedConcurrently: 3,
+      // Every partition of mail.received (6) at once: their lookups go to ClickHouse together (ReturnedMessages
+      // reads the ids asked for meanwhile in one query) and their appends to Kafka together (group commit).
+      partitionsConsumedConcurrently: 6,
       ...(options.sessionTimeoutMs !== undefined && { sessionTimeoutMs: options.sessionTimeoutMs }),
       // What matched nothing is told to the operator here, once per mail tried alone (a failed batch is first taken
       // again one mail at a time); it then goes to mail.received.dead-letter with the same reason.
@@ -89,16 +91,30 @@ export class ReturnsReader {
     return { reader, consumer };
   }
 
-  /** One batch: parse each mail, look its messages up at once, decide, append, apply the suppressions. */
+  /**
+   * One batch: parse each mail while its messages are looked up at once (by the token in the address it came to,
+   * which needs no parsing), decide, append, apply the suppressions.
+   */
   async handle(items: ConsumedEvent<StoredEvent>[]): Promise<ReturnDecision[]> {
     const received = items
       .map((item) => item.event)
       .filter((event): event is MailReceivedEvent => event.type === 'MailReceived');
-    const reports = await Promise.all(received.map((event) => this.options.readReport(Buffer.from(event.data.raw))));
-    const targets = received.map((event, i) => messageOf(this.key, event.data, reports[i]!));
-    const states = await this.options.messages.states(
-      targets.flatMap((target) => ('messageId' in target ? [target.messageId] : [])),
-    );
+    const byToken = received.map((event) => messageOf(this.key, event.data, {}));
+    const tokenIds = idsOf(byToken);
+    const [reports, states] = await Promise.all([
+      Promise.all(received.map((event) => this.options.readReport(Buffer.from(event.data.raw)))),
+      this.options.messages.states(tokenIds),
+    ]);
+    // A mail without any token (a complaint from a feedback loop) names its message only inside: looked up now.
+    const targets = received.map((event, i) => {
+      const target = byToken[i]!;
+      return 'unmatched' in target && target.unmatched === 'NoToken'
+        ? messageOf(this.key, event.data, reports[i]!)
+        : target;
+    });
+    const looked = new Set(tokenIds);
+    const later = idsOf(targets).filter((id) => !looked.has(id));
+    if (later.length > 0) for (const [id, state] of await this.options.messages.states(later)) states.set(id, state);
     const decisions = received.map((event, i): ReturnDecision => {
       const target = targets[i]!;
       if ('unmatched' in target) return { kind: 'Unmatched', reason: target.unmatched, detail: target.detail };
@@ -137,4 +153,8 @@ export class ReturnsReader {
     }
     return decisions;
   }
+}
+
+function idsOf(targets: ReturnType<typeof messageOf>[]): string[] {
+  return targets.flatMap((target) => ('messageId' in target ? [target.messageId] : []));
 }
