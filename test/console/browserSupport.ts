@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { groupOf, startProjector, topicsOf, type ProjectionName, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
+import { type Sender } from '@sendline/sender';
 import {
+  positionNewGroup,
   AllowanceCounter,
   createClickHouse,
   createMxResolver,

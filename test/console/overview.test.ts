@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { groupOf, replayView, startProjector, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
+import { type Sender } from '@sendline/sender';
 import type { MessageAcceptedData } from '@sendline/domain';
 import {
+  positionNewGroup,
   createClickHouse,
   deadLetterTopicOf,
   migrate,

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
+import { type Sender } from '@sendline/sender';
 import {
+  positionNewGroup,
   createClickHouse,
   readReturnPathAddress,
   returnPathKey,

@@ -7,9 +7,9 @@ import {
   declaredRetriable,
   isOutage,
   MAX_EVENT_BYTES,
+  positionNewGroup,
   type EventStore,
 } from '@sendline/infra';
-import { positionNewGroup } from './groups';
 import { isDeliveryRetryScheduled, type DeliveryRetryScheduled } from './retryRecord';
 
 /**

@@ -5,11 +5,11 @@ import {
   deadLetterTopicOf,
   decodeBatch,
   MAX_EVENT_BYTES,
+  positionNewGroup,
   webhookCallTopicConfig,
   webhookRetryTopic,
   type EventStore,
 } from '@sendline/infra';
-import { positionNewGroup } from '@sendline/sender';
 import { isWebhookCallScheduled, type WebhookCallScheduled } from './callRecord';
 import { attemptEventIdOf } from './decide';
 import { EndpointPool } from './pool';

@@ -1,6 +1,11 @@
 import type { DomainEvent, MessageAccepted, WebhookConfig } from '@sendline/domain';
-import type { ConsumedEvent, EventStore, RunningConsumer, StoredEvent } from '@sendline/infra';
-import { positionNewGroup } from '@sendline/sender';
+import {
+  positionNewGroup,
+  type ConsumedEvent,
+  type EventStore,
+  type RunningConsumer,
+  type StoredEvent,
+} from '@sendline/infra';
 import type { WebhookCallScheduled } from './callRecord';
 import { decideCalls, DISPATCHED_EVENT_TYPES, messageIdOf } from './decide';
 import { summaryOf, type MessageSummary } from './payloads';

@@ -6,6 +6,7 @@
  * - `consumer.ts`: the consumer loop (at-least-once, a failing batch split into single events, outages waited
  *   out, dead letters, a view's own positions);
  * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`) and of one event (`readAt`);
+ * - `groups.ts`: where a consumer group that never committed starts (`positionNewGroup`);
  * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
  * - `kafka.ts`: the kafkajs client and its log lines; `events.ts`: the shapes of what is stored and read.
  *
@@ -34,6 +35,7 @@ export {
 } from './decodeBatch';
 export type { ConsumedEvent, EventPosition, StoredEvent } from './events';
 export { createKafka, withAdmin } from './kafka';
+export { positionNewGroup } from './groups';
 export type { OffsetRanges } from './reader';
 export type { OutgoingMessage } from './producer';
 

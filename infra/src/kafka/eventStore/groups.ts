@@ -1,4 +1,6 @@
-import { retry, withAdmin, type EventStore, type RetryOptions } from '@sendline/infra';
+import { retry, type RetryOptions } from '../../retry';
+import type { Kafka } from 'kafkajs';
+import { withAdmin } from './kafka';
 
 /**
  * Where a consumer group that has never committed starts. 'earliest': at the beginning of each topic
@@ -12,7 +14,7 @@ import { retry, withAdmin, type EventStore, type RetryOptions } from '@sendline/
  * positioned on its own: a retry after some topics were set never takes them for the group's own commits.
  */
 export async function positionNewGroup(
-  store: EventStore,
+  store: { kafka: Kafka },
   groupId: string,
   topics: readonly string[],
   at: 'earliest' | 'latest',
