@@ -43,8 +43,9 @@ import {
   webhookRetryTopic,
   withAdmin,
   deadLetterTopicOf,
+  isWebhookCallScheduled,
 } from '@sendline/infra';
-import { isWebhookCallScheduled, POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
+import { POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
 import { createTestOrganization } from '../test/support/api';
 import { cpuMs, percentile, PROFILE_FLAGS } from './support';
 

@@ -1,11 +1,16 @@
 import { webhookFailedLongEnough, type WebhookConfig } from '@sendline/domain';
-import { decryptSecret, type EventStore } from '@sendline/infra';
-import type { WebhookCallScheduled } from './callRecord';
-import { attemptEventIdOf } from './decide';
+import {
+  attemptEventIdOf,
+  decryptSecret,
+  type EventStore,
+  type WebhookCallScheduled,
+  type WebhookDeliveryAttempt,
+  type WebhookDeliveryLog,
+} from '@sendline/infra';
 import type { CallResult, WebhookHttp } from './http';
 import { nextAttemptAt } from './schedule';
 import { signWebhook } from './signature';
-import type { DeliveryAttempt, DeliveryLog, WebhookDirectory } from './stores';
+import type { WebhookDirectory } from './stores';
 
 export const USER_AGENT = 'Sendline-Webhooks/1';
 
@@ -22,7 +27,7 @@ export type DisableFailingWebhook = (
 export interface AttemptDependencies {
   store: EventStore;
   directory: WebhookDirectory;
-  log: DeliveryLog;
+  log: WebhookDeliveryLog;
   http: Pick<WebhookHttp, 'call'>;
   secretKey: Buffer;
   retryDelaysMs: readonly number[];
@@ -101,7 +106,7 @@ export class CallAttempts {
     record: WebhookCallScheduled,
     answeredBefore?: boolean,
     called?: () => void,
-  ): Promise<DeliveryAttempt | undefined> {
+  ): Promise<WebhookDeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
     const [answered, webhooks] = await Promise.all([
@@ -121,7 +126,7 @@ export class CallAttempts {
     };
     if (webhook?.disabled) {
       // Its pending calls (retries, redeliveries) are given up without a call.
-      const givenUp: DeliveryAttempt = {
+      const givenUp: WebhookDeliveryAttempt = {
         ...base,
         status: 'Failed',
         latencyMs: 0,
@@ -133,7 +138,7 @@ export class CallAttempts {
       return givenUp;
     }
     if (!webhook || !webhook.enabled) {
-      const dropped: DeliveryAttempt = {
+      const dropped: WebhookDeliveryAttempt = {
         ...base,
         status: 'Dropped',
         latencyMs: 0,
@@ -164,14 +169,14 @@ export class CallAttempts {
       ...(result.error !== undefined && { error: result.error }),
     };
     if (result.ok) {
-      const delivered: DeliveryAttempt = { ...outcome, status: 'Delivered' };
+      const delivered: WebhookDeliveryAttempt = { ...outcome, status: 'Delivered' };
       await this.deps.log.record(organizationId, delivered, true, keep);
       return delivered;
     }
     const disabled = await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
     const next = call.manual || disabled ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
     if (next === undefined) {
-      const failed: DeliveryAttempt = {
+      const failed: WebhookDeliveryAttempt = {
         ...outcome,
         status: 'Failed',
         ...(disabled && { error: `${outcome.error}; given up: the webhook is disabled, every call failed since then` }),
@@ -180,7 +185,7 @@ export class CallAttempts {
       return failed;
     }
     await this.deps.store.append([nextAttempt(record, next, at)]);
-    const retrying: DeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
+    const retrying: WebhookDeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
     await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
   }
@@ -210,19 +215,6 @@ export class CallAttempts {
     }
     return decided;
   }
-}
-
-/** A manual redelivery of a call: its first record again, due now, made once whatever happened before. */
-export function manualRedelivery(first: WebhookCallScheduled, now: number): WebhookCallScheduled {
-  return {
-    type: 'WebhookCallScheduled',
-    data: { ...first.data, attempt: 1, retry: 0, dueAt: now, manual: true },
-    metadata: {
-      ...first.metadata,
-      eventId: attemptEventIdOf(first.data.callId, 1, `manual at ${now}`),
-      occurredAt: now,
-    },
-  };
 }
 
 /** The record of the attempt after `record`'s, due at `dueAt`. */

@@ -5,13 +5,14 @@ import {
   deadLetterTopicOf,
   decodeBatch,
   MAX_EVENT_BYTES,
+  attemptEventIdOf,
+  isWebhookCallScheduled,
   positionNewGroup,
   webhookCallTopicConfig,
   webhookRetryTopic,
   type EventStore,
+  type WebhookCallScheduled,
 } from '@sendline/infra';
-import { isWebhookCallScheduled, type WebhookCallScheduled } from './callRecord';
-import { attemptEventIdOf } from './decide';
 import { EndpointPool } from './pool';
 
 /**

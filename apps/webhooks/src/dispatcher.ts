@@ -5,8 +5,8 @@ import {
   type EventStore,
   type RunningConsumer,
   type StoredEvent,
+  type WebhookCallScheduled,
 } from '@sendline/infra';
-import type { WebhookCallScheduled } from './callRecord';
 import { decideCalls, DISPATCHED_EVENT_TYPES, messageIdOf } from './decide';
 import { summaryOf, type MessageSummary } from './payloads';
 import type { MessageSummaries, WebhookDirectory } from './stores';

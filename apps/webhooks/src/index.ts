@@ -4,36 +4,22 @@
  * - dispatcher.ts: events → call records (decide.ts, the bodies in payloads.ts), appended before the commit.
  * - caller.ts: call records → HTTP calls (http.ts, signed: signature.ts), per-endpoint limits (pool.ts), each
  *   attempt settled in attempts.ts (the next one on the retry schedule: schedule.ts).
- * - stores.ts: message summaries, the delivery log (and each webhook's failure streak), the webhooks read from the
- *   accounts view; a webhook failing every call for 24 hours is disabled (attempts.ts, the domain decides) and its
+ * - stores.ts: message summaries and the webhooks read from the accounts view; the call record (callIdOf, its
+ *   records' ids) and the delivery log (each webhook's failure streak too) are infra's (infra/src/webhooks/), which
+ *   the API reads too; a webhook failing every call for 24 hours is disabled (attempts.ts, the domain decides) and its
  *   organization's admins told (notices.ts).
  * - webhooks.ts composes them; config.ts, main.ts: the process.
  */
-export {
-  CallAttempts,
-  callHeaders,
-  manualRedelivery,
-  nextAttempt,
-  USER_AGENT,
-  type DisableFailingWebhook,
-} from './attempts';
+export { CallAttempts, callHeaders, nextAttempt, USER_AGENT, type DisableFailingWebhook } from './attempts';
 export { startCaller, type CallerOptions, type RunningCaller } from './caller';
-export { isWebhookCallScheduled, type WebhookCallScheduled, type WebhookCallScheduledData } from './callRecord';
 export { WEBHOOKS_NODE_FLAGS, webhooksConfigFromEnv, type WebhooksConfig } from './config';
-export { attemptEventIdOf, callIdOf, decideCalls } from './decide';
+export { decideCalls } from './decide';
 export { startDispatcher, type DispatcherOptions } from './dispatcher';
 export { AddressRefusedError, WebhookHttp, type CallResult, type WebhookHttpOptions } from './http';
 export * from './payloads';
 export { EndpointPool, HARD_QUEUE_FACTOR } from './pool';
 export { nextAttemptAt, parseRetryDelays, POSTMARK_RETRY_DELAYS_MS } from './schedule';
 export { secretBytes, signWebhook } from './signature';
-export {
-  CachedWebhookDirectory,
-  DeliveryLog,
-  DELIVERY_LOG_LENGTH,
-  MessageSummaries,
-  type DeliveryAttempt,
-  type WebhookDirectory,
-} from './stores';
+export { CachedWebhookDirectory, MessageSummaries, type WebhookDirectory } from './stores';
 export { noticesBy, startNotices, webhookDisabledNotice, type NoticesOptions } from './notices';
 export { defaultLog, disablingBy, Webhooks, type Log, type WebhooksOptions } from './webhooks';
