@@ -15,6 +15,7 @@ export * from './kafka/topics';
 export * from './kafka/routing';
 export * from './kafka/eventStore';
 export * from './kafka/reachability';
+export * from './kafka/offsets';
 export * from './commands';
 export * from './registry/codec';
 export * from './registry/registerAll';

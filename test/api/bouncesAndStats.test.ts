@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import * as postmark from 'postmark';
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import { type Sender } from '@sendline/sender';
 import {
   positionNewGroup,
@@ -8,6 +8,7 @@ import {
   secretKeyFromEnv,
   type ClickHouseClient,
   type TestMailServer,
+  groupOf,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailServer, startTestSender, testSenderConfig } from '../sender/support';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import { type Sender } from '@sendline/sender';
 import {
   positionNewGroup,
@@ -9,6 +9,7 @@ import {
   secretKeyFromEnv,
   type ClickHouseClient,
   type TestMailServer,
+  groupOf,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';

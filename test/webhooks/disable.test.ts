@@ -1,5 +1,5 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { WebhooksService } from '@sendline/application';
+import { WebhooksService, replayView } from '@sendline/application';
 import { WEBHOOK_ID_MAX, type WebhookTriggersChange } from '@sendline/domain';
 import {
   AccountsView,
@@ -13,7 +13,6 @@ import {
   deleteKeys,
   WebhookDeliveryLog,
 } from '@sendline/infra';
-import { replayView } from '@sendline/projector';
 import type { Sender } from '@sendline/sender';
 import { disablingBy, noticesBy, Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,7 +3,7 @@
  * projection stands, what is left to read). Reading the events themselves is the event store's (`readRange`).
  */
 import type { Admin } from 'kafkajs';
-import { withAdmin, type EventStore } from '@sendline/infra';
+import { withAdmin, type EventStore } from './eventStore';
 
 /** `topic:partition` → an offset. */
 export type Offsets = Map<string, bigint>;
