@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import appBoundaries from './infra/local/eslint/appBoundaries.js';
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '.local/**', 'coverage/**'] },
@@ -66,5 +67,12 @@ export default tseslint.config(
         { patterns: ['fastify', 'node:http', 'http', '@sendline/api', '@sendline/admin'] },
       ],
     },
+  },
+  {
+    // No app imports another app (apps/<a> never reaches '@sendline/<b>' or apps/<b>/): what they share belongs in
+    // infra/ or application/. The rule: infra/local/eslint/appBoundaries.js.
+    files: ['apps/**/*.ts', 'apps/**/*.tsx'],
+    plugins: { sendline: appBoundaries },
+    rules: { 'sendline/no-cross-app-imports': 'error' },
   },
 );
