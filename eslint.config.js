@@ -69,6 +69,17 @@ export default tseslint.config(
     },
   },
   {
+    // The event store knows no view: a view's positions come in through the interface it defines
+    // (infra/src/kafka/eventStore/positions.ts), passed by the caller.
+    files: ['infra/src/kafka/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/views', '**/views/**'], message: 'infra/src/kafka knows no view' }] },
+      ],
+    },
+  },
+  {
     // No app imports another app (apps/<a> never reaches '@sendline/<b>' or apps/<b>/): what they share belongs in
     // infra/ or application/. The rule: infra/local/eslint/appBoundaries.js.
     files: ['apps/**/*.ts', 'apps/**/*.tsx'],

@@ -11,7 +11,7 @@ import {
   groupOf,
   rebuildSuppressions,
   remaining,
-  slotOf,
+  slotKey,
   topicsOf,
   type ClickHouseClient,
   type ConsumedEvent,
@@ -136,7 +136,7 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
       topics,
       async (items) => {
         for (const { position: p } of items) {
-          const slot = slotOf(p.topic, p.partition);
+          const slot = slotKey(p.topic, p.partition);
           const next = BigInt(p.offset) + 1n;
           if (next > (position.get(slot) ?? 0n)) position.set(slot, next);
         }

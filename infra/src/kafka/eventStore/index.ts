@@ -7,6 +7,8 @@
  *   out, dead letters, a view's own positions);
  * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`) and of one event (`readAt`);
  * - `groups.ts`: where a consumer group that never committed starts (`positionNewGroup`);
+ * - `positions.ts`: what the loop asks of a handler that keeps its own position (its store implements it, its
+ *   caller passes it in: the event store knows no view);
  * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
  * - `kafka.ts`: the kafkajs client and its log lines; `events.ts`: the shapes of what is stored and read.
  *
@@ -25,7 +27,8 @@ import { createKafka, withAdmin } from './kafka';
 import { EventProducer, type OutgoingMessage } from './producer';
 import { EventReader, type OffsetRanges } from './reader';
 
-export type { ConsumeOptions, ConsumerPositions, RunningConsumer } from './consumer';
+export type { ConsumeOptions, RunningConsumer } from './consumer';
+export { slotKey, StoreBehindError, type BatchRange, type ConsumerPositions } from './positions';
 export {
   decodeBatch,
   decodedEvents,
