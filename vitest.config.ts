@@ -29,7 +29,7 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, 'test/chaos/**'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
-          fileParallelism: false,
+          // Files run in parallel (npm test: two at a time): each has its own topics, groups and organizations.
         },
       },
       {

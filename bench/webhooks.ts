@@ -27,7 +27,7 @@ import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
-import { WEBHOOK_ID_MAX, type MessageAccepted, type MessageDelivered } from '@sendline/domain';
+import { isWebhookCallScheduled, WEBHOOK_ID_MAX, type MessageAccepted, type MessageDelivered } from '@sendline/domain';
 import {
   AccountsView,
   createRedis,
@@ -43,7 +43,6 @@ import {
   webhookRetryTopic,
   withAdmin,
   deadLetterTopicOf,
-  isWebhookCallScheduled,
 } from '@sendline/infra';
 import { POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
 import { createTestOrganization } from '../test/support/api';

@@ -3,8 +3,9 @@
  * schema registry), commands/ (the command handler every writer uses), views/ (Redis and ClickHouse views built from
  * the log), redis/ (clients, the API's idempotency store), console/ (sign-in links, sessions, rate limits),
  * clickhouse/, smtp/ (composing, DKIM, delivery, the test mail server), mail/ (reading the mail that comes back:
- * bounces, complaints, automatic replies), webhooks/ (the call record and the delivery log), dns/, net/ (which addresses a webhook may reach), crypto/. Service
- * addresses: config.ts; which errors are retriable: errors.ts, availability.ts.
+ * bounces, complaints, automatic replies), webhooks/ (a call's ids, its records' command handler, the delivery log),
+ * dns/, net/ (which addresses a webhook may reach), crypto/. Service addresses: config.ts; which errors are
+ * retriable: errors.ts, availability.ts.
  */
 export * from './errors';
 export * from './availability';

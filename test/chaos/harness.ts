@@ -116,6 +116,42 @@ export async function waitUntil(
  */
 export const GUARD_WINDOW_MS = 350;
 
+/**
+ * When a mail server answered 250 to each copy of each (message, recipient), in ms with decimals. Each recipient is
+ * its own SMTP transaction (its own envelope sender, docs/returns.md), so a copy is one recipient's, not the
+ * message's: a message to two recipients is answered twice without being sent twice.
+ */
+export class AnsweredCopies {
+  private readonly at = new Map<string, number[]>();
+
+  /** Records a 250: call it from the test mail server's onMessage, which runs right before the answer. */
+  record(message: { messageId?: string; recipients: readonly string[] }, answeredAt: number): void {
+    const id = /<([^@>]+)@/.exec(message.messageId ?? '')?.[1];
+    if (!id) return;
+    for (const recipient of message.recipients) {
+      const key = `${id} ${recipient.toLowerCase()}`;
+      this.at.set(key, [...(this.at.get(key) ?? []), answeredAt]);
+    }
+  }
+
+  /** The answers to one recipient of a message, in order. */
+  of(messageId: string, recipient: string): number[] {
+    return this.at.get(`${messageId} ${recipient.toLowerCase()}`) ?? [];
+  }
+
+  /** How many of a message's recipients were answered at least once. */
+  recipientsAnswered(messageId: string): number {
+    return [...this.at.keys()].filter((key) => key.startsWith(`${messageId} `)).length;
+  }
+
+  /** Every (message, recipient) answered more than once: how often, and how long before `killedAt` the first was. */
+  copiedTwice(killedAt: number): { id: string; copies: number; beforeKillMs: number }[] {
+    return [...this.at]
+      .filter(([, answers]) => answers.length > 1)
+      .map(([id, answers]) => ({ id, copies: answers.length, beforeKillMs: killedAt - answers[0]! }));
+  }
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function readyz(baseUrl: string): Promise<number> {

@@ -8,7 +8,7 @@ import { createTestOrganization, startTestApi, type TestApi, type TestOrganizati
 import { call } from '../support/http';
 import { eventually } from '../support/services';
 import { dataOf, EventTap, startMailServer, testSenderConfig } from '../sender/support';
-import { GUARD_WINDOW_MS, sleep } from './harness';
+import { AnsweredCopies, GUARD_WINDOW_MS, sleep } from './harness';
 
 /**
  * The sender killed (SIGKILL) in the middle of a stream of 300 messages, then started again on the same
@@ -28,8 +28,8 @@ let mail: TestMailServer;
 let tap: EventTap;
 let config: SenderConfig;
 const children: ChildProcess[] = [];
-/** When the mail server answered 250 to each copy of each message (by MessageID), in ms with decimals. */
-const answeredAt = new Map<string, number[]>();
+/** When the mail server answered 250 to each copy of each message's recipient. */
+const answered = new AnsweredCopies();
 const preciseNow = () => performance.timeOrigin + performance.now();
 
 function startSender(): Promise<ChildProcess> {
@@ -66,11 +66,7 @@ beforeAll(async () => {
   mail = await startMailServer(api.deps.accounts, [org], {
     keepRaw: false,
     // onMessage runs right before the server answers 250 to the final dot.
-    onMessage: (message) => {
-      const at = preciseNow();
-      const id = /<([^@>]+)@/.exec(message.messageId ?? '')?.[1];
-      if (id) answeredAt.set(id, [...(answeredAt.get(id) ?? []), at]);
-    },
+    onMessage: (message) => answered.record(message, preciseNow()),
   });
   tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
   // The sender's own defaults (chunks of 500, 200 transactions in flight, 10 connections), its groups fresh.
@@ -108,7 +104,8 @@ describe('the sender killed mid-stream', () => {
     })();
 
     // Kill once about a third of the stream has reached the mail server: transactions are in flight.
-    await eventually(async () => (mail.received >= count / 3 ? true : undefined), 60_000, 'a third delivered');
+    // Two transactions per message (one per recipient): a third of the stream is 2 * count / 3 of them.
+    await eventually(async () => (mail.received >= (2 * count) / 3 ? true : undefined), 60_000, 'a third delivered');
     const killedAt = preciseNow();
     first.kill('SIGKILL');
     await exited(first);
@@ -126,7 +123,7 @@ describe('the sender killed mid-stream', () => {
     );
 
     // Lost: none. Every message reached the server, and each of its recipients has its Delivered event.
-    const lost = messageIds.filter((id) => !answeredAt.has(id));
+    const lost = messageIds.filter((id) => answered.recipientsAnswered(id) < 2);
     expect(lost).toEqual([]);
     for (const id of messageIds) {
       const recipients = new Set(
@@ -135,14 +132,8 @@ describe('the sender killed mid-stream', () => {
       expect(recipients.size, id).toBe(2);
     }
 
-    // Re-sent: only messages whose first copy was answered 250 within the window before the kill.
-    const resent = messageIds
-      .filter((id) => answeredAt.get(id)!.length > 1)
-      .map((id) => ({
-        id,
-        copies: answeredAt.get(id)!.length,
-        beforeKillMs: round(killedAt - answeredAt.get(id)![0]!),
-      }));
+    // Re-sent: only recipients whose first copy was answered 250 within the window before the kill.
+    const resent = answered.copiedTwice(killedAt).map((copy) => ({ ...copy, beforeKillMs: round(copy.beforeKillMs) }));
 
     // One Sent per message (one attempt each), however often its handling ran: one event id, shown once.
     const sentIds = new Map<string, Set<string>>();
@@ -158,15 +149,15 @@ describe('the sender killed mid-stream', () => {
     for (const id of messageIds) pipeline.hgetall(`sl:sender:${config.groupId}:message:${id}`);
     const ledgers = ((await pipeline.exec()) ?? []).map(([, hash]) => hash as Record<string, string>);
     messageIds.forEach((id, i) => {
-      const guarded = Object.entries(ledgers[i] ?? {})
-        .filter(([field]) => field.startsWith('r:'))
-        .map(([, value]) => JSON.parse(value) as { at?: number; guardedAt?: number })
-        .map((entry) => entry.guardedAt ?? entry.at)
-        .filter((at): at is number => typeof at === 'number');
-      // Both recipients share one transaction and one guard; the first copy's 250 is the one it guards, unless
-      // the first copy's guard was lost with the kill (then the re-sent copy's).
-      const answers = answeredAt.get(id)!;
-      if (guarded.length > 0) windows.push(guarded[0]! - answers[answers.length - 1]!);
+      // One guard per recipient (field r:<recipient>), written at its own transaction's 250; the first copy's 250 is
+      // the one it guards, unless the first copy's guard was lost with the kill (then the re-sent copy's).
+      for (const [field, value] of Object.entries(ledgers[i] ?? {})) {
+        if (!field.startsWith('r:')) continue;
+        const entry = JSON.parse(value) as { at?: number; guardedAt?: number };
+        const guardedAt = entry.guardedAt ?? entry.at;
+        const answers = answered.of(id, field.slice(2));
+        if (typeof guardedAt === 'number' && answers.length > 0) windows.push(guardedAt - answers[answers.length - 1]!);
+      }
     });
     windows.sort((a, b) => a - b);
 
@@ -199,6 +190,7 @@ describe('the sender killed mid-stream', () => {
     }
     for (const [id, ids] of sentIds) expect(ids.size, id).toBe(1);
     expect(sentIds.size).toBe(count);
-    expect(windows.length).toBe(count);
+    // A guard per recipient: two per message.
+    expect(windows.length).toBe(2 * count);
   });
 });

@@ -8,7 +8,7 @@ import { createTestOrganization, startTestApi, type TestApi, type TestOrganizati
 import { call } from '../support/http';
 import { eventually } from '../support/services';
 import { dataOf, EventTap, startMailServer, testSenderConfig } from '../sender/support';
-import { GUARD_WINDOW_MS, sleep } from './harness';
+import { AnsweredCopies, GUARD_WINDOW_MS, sleep } from './harness';
 
 /**
  * The sender killed (SIGKILL) once in the middle of bench:e2e's 300/s phase — 3,000 messages, 300 a second for
@@ -26,8 +26,8 @@ let mail: TestMailServer;
 let tap: EventTap;
 let config: SenderConfig;
 const children: ChildProcess[] = [];
-/** When the mail server answered 250 to each copy of each message (by MessageID), in ms with decimals. */
-const answeredAt = new Map<string, number[]>();
+/** When the mail server answered 250 to each copy of each message's recipient. */
+const answered = new AnsweredCopies();
 const preciseNow = () => performance.timeOrigin + performance.now();
 
 /** The sender as its own process (test/sender/fixtures/senderProcess.ts), resolved once it prints `ready`. */
@@ -59,11 +59,7 @@ beforeAll(async () => {
     // As bench:e2e's mail server: a signature checked on every 10th message (the receiving side is not measured).
     verifyDkim: 10,
     // onMessage runs right before the server answers 250 to the final dot.
-    onMessage: (message) => {
-      const at = preciseNow();
-      const id = /<([^@>]+)@/.exec(message.messageId ?? '')?.[1];
-      if (id) answeredAt.set(id, [...(answeredAt.get(id) ?? []), at]);
-    },
+    onMessage: (message) => answered.record(message, preciseNow()),
   });
   tap = await EventTap.start(api.deps.store, [api.deps.store.topics.messages], () => mine);
   // The sender's own defaults (chunks of 500, 200 transactions in flight, 10 connections), its groups fresh.
@@ -132,7 +128,7 @@ describe('the sender killed in the middle of 300 messages a second', () => {
     );
 
     // Lost: none. Every message reached the server, and each of its recipients has its Delivered event.
-    const lost = messageIds.filter((id) => !answeredAt.has(id));
+    const lost = messageIds.filter((id) => answered.recipientsAnswered(id) < 2);
     const delivered = new Map<string, Set<string>>();
     for (const event of tap.events((e) => e.type === 'MessageDelivered')) {
       const id = dataOf(event).messageId as string;
@@ -140,10 +136,8 @@ describe('the sender killed in the middle of 300 messages a second', () => {
     }
     const incomplete = messageIds.filter((id) => delivered.get(id)?.size !== 2);
 
-    // Delivered twice: each copy after the first, told apart by when the server answered the first copy.
-    const twice = messageIds
-      .filter((id) => answeredAt.get(id)!.length > 1)
-      .map((id) => ({ id, copies: answeredAt.get(id)!.length, beforeKillMs: kill.at - answeredAt.get(id)![0]! }));
+    // Delivered twice: each recipient's copy after the first, told apart by when the server answered the first copy.
+    const twice = answered.copiedTwice(kill.at);
     const lostReplies = twice.filter((copy) => copy.beforeKillMs < 0);
     const insideGuardWindow = twice.filter((copy) => copy.beforeKillMs >= 0 && copy.beforeKillMs <= GUARD_WINDOW_MS);
     const unexplained = twice.filter((copy) => copy.copies > 2 || copy.beforeKillMs > GUARD_WINDOW_MS);
@@ -173,7 +167,8 @@ describe('the sender killed in the middle of 300 messages a second', () => {
     expect(lost).toEqual([]);
     expect(incomplete).toEqual([]);
     expect(unexplained).toEqual([]);
-    expect(mail.received).toBe(count + twice.length);
+    // One transaction per recipient (two per message), and one more for each copy after the first.
+    expect(mail.received).toBe(2 * count + twice.length);
     for (const id of messageIds) expect(sentIds.get(id)?.size, id).toBe(1);
   });
 });

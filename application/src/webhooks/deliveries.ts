@@ -1,22 +1,21 @@
+import type { RedeliverWebhookCall, WebhookCallScheduled } from '@sendline/domain';
 import {
   attemptEventIdOf,
   WEBHOOK_DELIVERY_LOG_LENGTH,
+  webhookCallCommands,
   type EventAppender,
-  type WebhookCallScheduled,
+  type WebhookCallCommands,
   type WebhookDeliveryAttempt,
   type WebhookDeliveryLog,
 } from '@sendline/infra';
 
 /** A manual redelivery of a call: its first record again, due now, made once whatever happened before. */
-export function manualRedelivery(first: WebhookCallScheduled, now: number): WebhookCallScheduled {
+export function manualRedelivery(first: WebhookCallScheduled, now: number): RedeliverWebhookCall {
+  const eventId = attemptEventIdOf(first.data.callId, 1, `manual at ${now}`);
   return {
-    type: 'WebhookCallScheduled',
-    data: { ...first.data, attempt: 1, retry: 0, dueAt: now, manual: true },
-    metadata: {
-      ...first.metadata,
-      eventId: attemptEventIdOf(first.data.callId, 1, `manual at ${now}`),
-      occurredAt: now,
-    },
+    type: 'RedeliverWebhookCall',
+    data: { first: first.data },
+    metadata: { organizationId: first.metadata.organizationId, now, eventIds: [eventId] },
   };
 }
 
@@ -26,7 +25,12 @@ export function manualRedelivery(first: WebhookCallScheduled, now: number): Webh
  * process's caller makes it). The caller has checked that the webhook is the organization's.
  */
 export class WebhookDeliveries {
-  constructor(private readonly deps: { log: WebhookDeliveryLog; store: EventAppender; now: () => number }) {}
+  /** A redelivery is decided by the domain's webhook call decider and appended through the CommandHandler. */
+  private readonly calls: WebhookCallCommands;
+
+  constructor(private readonly deps: { log: WebhookDeliveryLog; store: EventAppender; now: () => number }) {
+    this.calls = webhookCallCommands(deps.store);
+  }
 
   /** The last `count` attempts of the webhook's calls (all that are kept by default), newest first. */
   attempts(
@@ -44,7 +48,7 @@ export class WebhookDeliveries {
   async redeliver(organizationId: string, webhookId: number, callId: string): Promise<WebhookCallScheduled | null> {
     const first = await this.deps.log.call(organizationId, callId);
     if (!first || first.data.webhookId !== webhookId) return null;
-    await this.deps.store.append([manualRedelivery(first, this.deps.now())]);
+    await this.calls.handle(manualRedelivery(first, this.deps.now()));
     return first;
   }
 }

@@ -1,4 +1,5 @@
 import type { DomainEvent } from '@sendline/domain';
+import type { ScheduledData } from '@sendline/infra';
 
 /**
  * A deferred delivery waiting for its next attempt: appended to email.delivery-retries (keyed by message
@@ -8,14 +9,14 @@ import type { DomainEvent } from '@sendline/domain';
  * - how many attempts failed (`attempt`) and when the first was made (the retry window counts from it);
  * - the MessageAccepted event itself (its Kafka value), for the content.
  *
- * One record per message at a time: the next record is appended only by the attempt this one triggers.
+ * One record per message at a time: the next record is appended only by the attempt this one triggers. Its due
+ * time and attempt are the envelope of every scheduled record (infra's ScheduledData): the event store's due-time
+ * consumer holds it until `dueAt`.
  */
-export interface DeliveryRetryScheduledData {
+export interface DeliveryRetryScheduledData extends ScheduledData {
   messageId: string;
   recipients: string[];
-  attempt: number;
   firstAttemptAt: number;
-  dueAt: number;
   /** The MessageAccepted event's Kafka value (Confluent Avro wire format), base64. */
   acceptedEvent: string;
 }

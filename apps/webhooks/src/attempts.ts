@@ -1,12 +1,13 @@
-import { webhookFailedLongEnough, type WebhookConfig } from '@sendline/domain';
+import { webhookFailedLongEnough, type WebhookCallScheduled, type WebhookConfig } from '@sendline/domain';
 import {
-  attemptEventIdOf,
   decryptSecret,
+  webhookCallCommands,
   type EventStore,
-  type WebhookCallScheduled,
+  type WebhookCallCommands,
   type WebhookDeliveryAttempt,
   type WebhookDeliveryLog,
 } from '@sendline/infra';
+import { nextAttemptOf } from './commands';
 import type { CallResult, WebhookHttp } from './http';
 import { nextAttemptAt } from './schedule';
 import { signWebhook } from './signature';
@@ -75,9 +76,12 @@ export class CallAttempts {
   private readonly opened = new Map<string, string>();
   /** Disablings under way, by webhook: the calls failing at once in its slots ask the domain once. */
   private readonly disabling = new Map<string, Promise<boolean>>();
+  /** The next attempts' records, decided by the domain and appended through the CommandHandler. */
+  private readonly calls: WebhookCallCommands;
 
   constructor(private readonly deps: AttemptDependencies) {
     this.now = deps.now ?? Date.now;
+    this.calls = webhookCallCommands(deps.store);
   }
 
   private unseal = (sealed: string): string => {
@@ -184,7 +188,7 @@ export class CallAttempts {
       await this.deps.log.record(organizationId, failed, false, keep);
       return failed;
     }
-    await this.deps.store.append([nextAttempt(record, next, at)]);
+    await this.calls.handle(nextAttemptOf(record, next, at));
     const retrying: WebhookDeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
     await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
@@ -215,14 +219,4 @@ export class CallAttempts {
     }
     return decided;
   }
-}
-
-/** The record of the attempt after `record`'s, due at `dueAt`. */
-export function nextAttempt(record: WebhookCallScheduled, dueAt: number, now: number): WebhookCallScheduled {
-  const attempt = record.data.attempt + 1;
-  return {
-    type: 'WebhookCallScheduled',
-    data: { ...record.data, attempt, retry: attempt - 1, dueAt },
-    metadata: { ...record.metadata, eventId: attemptEventIdOf(record.data.callId, attempt), occurredAt: now },
-  };
 }

@@ -1,23 +1,13 @@
-import { Partitioners, type Consumer, type EachBatchPayload, type KafkaMessage } from 'kafkajs';
-import {
-  deadLetterRecord,
-  deadLetterTopicConfig,
-  deadLetterTopicOf,
-  decodeBatch,
-  MAX_EVENT_BYTES,
-  attemptEventIdOf,
-  isWebhookCallScheduled,
-  positionNewGroup,
-  webhookCallTopicConfig,
-  webhookRetryTopic,
-  type EventStore,
-  type WebhookCallScheduled,
-} from '@sendline/infra';
+import type { Consumer } from 'kafkajs';
+import { isWebhookCallScheduled, type WebhookCallScheduled } from '@sendline/domain';
+import { webhookCallCommands, webhookCallTopicConfig, webhookRetryTopic, type EventStore } from '@sendline/infra';
+import { decided, setAsideOf } from './commands';
 import { EndpointPool } from './pool';
 
 /**
- * The consumer of the call topics (webhooks.calls and webhooks.calls.retry-<n>): hands every due call to the
- * endpoint pool and goes on fetching without waiting for it, so a slow endpoint never holds the partition.
+ * The consumer of the call topics (webhooks.calls and webhooks.calls.retry-<n>): the event store's due-time consumer
+ * (`store.consumeScheduled`, infra/src/kafka/eventStore/scheduled.ts), handing each due call off to the endpoint
+ * pool and going on fetching without waiting for it, so a slow endpoint never holds the partition.
  *
  * At least once: a record's offset is committed only once its attempt settled (answered, or its next attempt
  * appended, or given up) — and the records before it in its partition too: every second, each partition commits
@@ -64,66 +54,20 @@ export interface RunningCaller {
   stop(): Promise<void>;
 }
 
-/** Offsets of one partition in hand, in order; which are settled. */
-class PartitionTrack {
-  readonly offsets: bigint[] = [];
-  readonly settled = new Set<bigint>();
-  committed: bigint | undefined;
-
-  add(offset: bigint): void {
-    this.offsets.push(offset);
-  }
-  settle(offset: bigint): void {
-    this.settled.add(offset);
-  }
-  /** The offset to commit (one past the last settled record of the leading run), if it moved. */
-  advance(): bigint | undefined {
-    let last: bigint | undefined;
-    while (this.offsets.length > 0 && this.settled.has(this.offsets[0]!)) {
-      last = this.offsets.shift()!;
-      this.settled.delete(last);
-    }
-    return last === undefined ? undefined : last + 1n;
-  }
-}
-
-const COMMIT_INTERVAL_MS = 1000;
+/** The longest an attempt that threw waits before it is tried again. */
 const MAX_HOLD_MS = 60_000;
 
 export async function startCaller(options: CallerOptions): Promise<RunningCaller> {
   const { store } = options;
   const now = options.now ?? Date.now;
   const calls = store.topics.webhookCalls;
+  /** The calls set aside: decided by the domain, appended through the CommandHandler. */
+  const callRecords = webhookCallCommands(store);
   const topics = [calls, ...Array.from({ length: options.retries }, (_, i) => webhookRetryTopic(store.topics, i + 1))];
-  await store.ensureTopics([
-    ...topics.map((topic) => webhookCallTopicConfig(topic, options.partitions)),
-    ...topics.map(deadLetterTopicConfig),
-  ]);
-  await positionNewGroup(store, options.groupId, topics, options.startNewGroupAt);
 
   const pool = new EndpointPool(options.perEndpointConcurrency, options.maxInFlight, options.perEndpointQueue);
-  const consumer = store.kafka.consumer({
-    groupId: options.groupId,
-    maxBytesPerPartition: MAX_EVENT_BYTES,
-    maxBytes: MAX_EVENT_BYTES * 2,
-    sessionTimeout: options.sessionTimeoutMs,
-    heartbeatInterval: 3000,
-    maxWaitTimeInMs: 100,
-    retry: { retries: 10 },
-    allowAutoTopicCreation: false,
-  });
-  const producer = store.kafka.producer({
-    idempotent: true,
-    maxInFlightRequests: 1,
-    allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
-  });
-  await producer.connect();
-  await consumer.connect();
-  await consumer.subscribe({ topics, fromBeginning: true });
-
   let stopped = false;
-  let tracks = new Map<string, PartitionTrack>();
+  /** The attempts waiting to be tried again (after a throw); none fires after stop. */
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, fn: () => void) => {
     const timer = setTimeout(() => {
@@ -132,34 +76,7 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
     }, ms);
     timers.add(timer);
   };
-  // A new generation (a rebalance): what this member held may be someone else's now; it starts from the commits.
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    tracks = new Map();
-  });
 
-  const commit = async () => {
-    const offsets: { topic: string; partition: number; offset: string }[] = [];
-    for (const [slot, track] of tracks) {
-      const next = track.advance();
-      if (next === undefined) continue;
-      const [topic, partition] = splitSlot(slot);
-      offsets.push({ topic, partition, offset: next.toString() });
-      track.committed = next;
-    }
-    if (offsets.length === 0) return;
-    // A failed commit (a rebalance, a stop) only means these records are fetched again and skipped or made again.
-    await consumer.commitOffsets(offsets).catch((error: unknown) => options.onError?.(error, undefined));
-  };
-  const committer = setInterval(() => void commit(), COMMIT_INTERVAL_MS);
-
-  const deadLetter = (topic: string, message: KafkaMessage, error: unknown) =>
-    producer.send({
-      topic: deadLetterTopicOf(topic),
-      acks: -1,
-      messages: [deadLetterRecord(topic, message, error, 1, options.groupId)],
-    });
-
-  /** Runs an attempt in its endpoint's turn; an attempt that throws (Kafka or Redis away) is tried again later. */
   /**
    * Attempts past their HTTP call, being recorded: out of their endpoint's slot (the slot is for calls to the
    * endpoint, not for our round trips), still in hand until settled; at most `maxInFlight` at once.
@@ -211,128 +128,56 @@ export async function startCaller(options: CallerOptions): Promise<RunningCaller
   const setAside = async (records: readonly { record: WebhookCallScheduled; settle: () => void }[]) => {
     if (records.length === 0) return;
     const at = now();
-    await store.append(
-      records.map(({ record }) => ({
-        type: 'WebhookCallScheduled' as const,
-        data: { ...record.data, retry: 1, dueAt: at + options.setAsideDelayMs },
-        metadata: {
-          ...record.metadata,
-          eventId: attemptEventIdOf(record.data.callId, record.data.attempt, `set aside at ${at}`),
-          occurredAt: at,
-        },
-      })),
+    const events = records.flatMap(({ record }) =>
+      decided(callRecords.decide(setAsideOf(record, at + options.setAsideDelayMs, at))),
     );
+    await callRecords.commit(events);
     for (const { settle } of records) settle();
   };
 
-  const eachBatch = async ({ batch, resolveOffset, heartbeat, pause, isRunning, isStale }: EachBatchPayload) => {
-    const { topic, partition } = batch;
-    const slot = `${partition}:${topic}`;
-    const track = tracks.get(slot) ?? new PartitionTrack();
-    tracks.set(slot, track);
-    let holdFor: number | undefined;
-    const { items, complete } = await decodeBatch(
-      { topic, partition, messages: batch.messages },
-      {
-        codec: store.codec,
-        onOutage: async (error) => {
-          options.onError?.(error, undefined);
-          return false;
-        },
-        onUndecodable: async (message, error) => {
-          options.onError?.(error, undefined);
-          await deadLetter(topic, message, error);
-        },
-      },
-    );
-    if (!complete) holdFor = 1000;
-    const calls = items.flatMap(({ event }) => (event && isWebhookCallScheduled(event) ? [event] : []));
-    // Unread (Redis away): each call reads its own mark when its turn comes.
-    const answered = await options.answered?.(calls).catch(() => undefined);
-    // Left unsettled when the batch is abandoned (a rebalance, a stop): fetched again from the last commit.
-    const asides: { record: WebhookCallScheduled; settle: () => void }[] = [];
-    for (const { event, message } of items) {
-      if (!isRunning() || isStale()) return;
-      const offset = BigInt(message.offset);
-      if (event && isWebhookCallScheduled(event) && event.data.dueAt > now()) {
-        holdFor = event.data.dueAt - now();
-        break;
-      }
-      // Room for it, or wait (heartbeating) for a call to finish: bounded memory, a fair share for every endpoint.
-      while (busy()) {
-        await Promise.race([
-          pool.finished(),
-          new Promise<void>((r) => recorded.push(r)),
-          new Promise((r) => setTimeout(r, 1000)),
-        ]);
-        await heartbeat().catch(() => undefined);
-        if (!isRunning() || isStale()) return;
-      }
-      resolveOffset(message.offset);
-      track.add(offset);
-      const settle = () => track.settle(offset);
-      if (!event) {
-        settle(); // dead-lettered while decoding
-        continue;
-      }
-      if (!isWebhookCallScheduled(event)) {
-        await deadLetter(topic, message, new Error(`unexpected event ${event.type} on ${topic}`));
-        settle();
-        continue;
-      }
-      if (options.accept && !options.accept(event)) {
-        settle();
-        continue;
-      }
-      const endpoint = `${event.metadata.organizationId}/${event.data.webhookId}`;
-      if (options.retries > 0 && pool.backedUp(endpoint)) {
-        asides.push({ record: event, settle });
-        continue;
-      }
-      run(event, answered?.has(event.data.callId), settle);
-    }
-    // Kafka out of reach: they wait in their queue instead (settled when made), rather than holding the commits.
-    await setAside(asides).catch((error: unknown) => {
-      options.onError?.(error, undefined);
-      for (const { record, settle } of asides) run(record, answered?.has(record.data.callId), settle);
-    });
-    await heartbeat().catch(() => undefined);
-    if (holdFor !== undefined && isRunning() && !isStale()) {
-      const resume = pause();
-      later(Math.max(10, Math.min(holdFor, MAX_HOLD_MS)), resume);
-    }
-  };
-
-  await consumer.run({
-    autoCommit: false,
-    eachBatchAutoResolve: false,
+  const consumer = await store.consumeScheduled<WebhookCallScheduled>({
+    settle: 'handed-off',
+    groupId: options.groupId,
+    topics,
+    topicConfigs: topics.map((topic) => webhookCallTopicConfig(topic, options.partitions)),
+    isRecord: isWebhookCallScheduled,
+    ...(options.accept && { accept: options.accept }),
+    startNewGroupAt: options.startNewGroupAt,
+    sessionTimeoutMs: options.sessionTimeoutMs,
+    maxWaitTimeInMs: 100,
     partitionsConsumedConcurrently: 6,
-    eachBatch,
+    ...(options.now && { now: options.now }),
+    ...(options.onError && { onError: options.onError }),
+    // Room for a call, or the batch waits (heartbeating) for one to finish: bounded memory, a fair share for
+    // every endpoint.
+    busy,
+    freed: () => Promise.race([pool.finished(), new Promise<void>((r) => recorded.push(r))]),
+    begin: async (records) => {
+      // Unread (Redis away): each call reads its own mark when its turn comes.
+      const answered = await options.answered?.(records).catch(() => undefined);
+      // Left unsettled when the batch is abandoned (a rebalance, a stop): fetched again from the last commit.
+      const asides: { record: WebhookCallScheduled; settle: () => void }[] = [];
+      return {
+        take: (record, settle) => {
+          const endpoint = `${record.metadata.organizationId}/${record.data.webhookId}`;
+          if (options.retries > 0 && pool.backedUp(endpoint)) asides.push({ record, settle });
+          else run(record, answered?.has(record.data.callId), settle);
+        },
+        // Kafka out of reach: they wait in their queue instead (settled when made), rather than holding the commits.
+        end: () =>
+          setAside(asides).catch((error: unknown) => {
+            options.onError?.(error, undefined);
+            for (const { record, settle } of asides) run(record, answered?.has(record.data.callId), settle);
+          }),
+      };
+    },
+    drain: async () => {
+      stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      await pool.idle();
+      while (recording > 0) await new Promise<void>((r) => recorded.push(r));
+    },
   });
 
-  return {
-    consumer,
-    pool,
-    stop: async () => {
-      stopped = true;
-      clearInterval(committer);
-      for (const timer of timers) clearTimeout(timer);
-      // No new batch; what is in flight finishes (bounded by the call timeout), then its offsets are committed
-      // while the member is still in its group.
-      consumer.pause(topics.map((topic) => ({ topic })));
-      const settledAll = async () => {
-        await pool.idle();
-        while (recording > 0) await new Promise<void>((r) => recorded.push(r));
-      };
-      await Promise.race([settledAll(), new Promise((r) => setTimeout(r, 15_000))]);
-      await commit();
-      await consumer.disconnect();
-      await producer.disconnect();
-    },
-  };
-}
-
-function splitSlot(slot: string): [string, number] {
-  const colon = slot.indexOf(':');
-  return [slot.slice(colon + 1), Number(slot.slice(0, colon))];
+  return { consumer: consumer.consumer, pool, stop: () => consumer.stop() };
 }

@@ -1,5 +1,13 @@
-import { BOUNCE_EVENT_TYPES, type DomainEvent, type MessageSpamComplaint, type WebhookConfig } from '@sendline/domain';
-import { attemptEventIdOf, callIdOf, type WebhookCallScheduled } from '@sendline/infra';
+import {
+  BOUNCE_EVENT_TYPES,
+  webhookCallDecider,
+  type DomainEvent,
+  type MessageSpamComplaint,
+  type ScheduleWebhookCall,
+  type WebhookCallScheduled,
+  type WebhookConfig,
+} from '@sendline/domain';
+import { attemptEventIdOf, callIdOf } from '@sendline/infra';
 import {
   bouncePayload,
   deliveryPayload,
@@ -30,16 +38,17 @@ export function messageIdOf(event: DomainEvent<string, unknown>): string | undef
 }
 
 /**
- * The calls an event makes: one per webhook of the event's organization whose trigger is on (and whose stream is
- * the message's), each the event's Postmark body with a stable call id. Pure: the caller read the webhooks and the
- * message's summary; `now` is when the calls are first due.
+ * The calls an event makes: one ScheduleWebhookCall per webhook of the event's organization whose trigger is on (and
+ * whose stream is the message's), each the event's Postmark body with a stable call id and its first record's
+ * name-based event id. Pure: the caller read the webhooks and the message's summary; `now` is when the calls are
+ * first due. The domain's webhook call decider turns each into its first attempt's record (decideCalls).
  */
-export function decideCalls(
+export function scheduleCallsOf(
   event: DomainEvent<string, unknown>,
   webhooks: readonly WebhookConfig[],
   summary: MessageSummary | undefined,
   now: number,
-): WebhookCallScheduled[] {
+): ScheduleWebhookCall[] {
   const organizationId = event.metadata.organizationId;
   const own = webhooks.filter((webhook) => webhook.organizationId === organizationId && webhook.enabled);
   if (own.length === 0) return [];
@@ -83,20 +92,21 @@ export function decideCalls(
     .map((webhook) => {
       const callId = callIdOf(event.metadata.eventId, webhook.webhookId);
       return {
-        type: 'WebhookCallScheduled',
-        data: {
-          callId,
-          webhookId: webhook.webhookId,
-          recordType,
-          sourceEventId: event.metadata.eventId,
-          body: json,
-          attempt: 1,
-          retry: 0,
-          firstScheduledAt: now,
-          dueAt: now,
-          manual: false,
-        },
-        metadata: { eventId: attemptEventIdOf(callId, 1), organizationId, occurredAt: now, schemaVersion: 1 },
+        type: 'ScheduleWebhookCall',
+        data: { callId, webhookId: webhook.webhookId, recordType, sourceEventId: event.metadata.eventId, body: json },
+        metadata: { organizationId, now, eventIds: [attemptEventIdOf(callId, 1)] },
       };
     });
+}
+
+/** The first attempts' records of the calls an event makes (scheduleCallsOf, decided by the domain). */
+export function decideCalls(
+  event: DomainEvent<string, unknown>,
+  webhooks: readonly WebhookConfig[],
+  summary: MessageSummary | undefined,
+  now: number,
+): WebhookCallScheduled[] {
+  return scheduleCallsOf(event, webhooks, summary, now).flatMap((command) =>
+    webhookCallDecider.decide(command, webhookCallDecider.initialState()),
+  );
 }

@@ -1,13 +1,14 @@
-import type { DomainEvent, MessageAccepted, WebhookConfig } from '@sendline/domain';
+import type { DomainEvent, MessageAccepted, WebhookCallScheduled, WebhookConfig } from '@sendline/domain';
 import {
   positionNewGroup,
+  webhookCallCommands,
   type ConsumedEvent,
   type EventStore,
   type RunningConsumer,
   type StoredEvent,
-  type WebhookCallScheduled,
 } from '@sendline/infra';
-import { decideCalls, DISPATCHED_EVENT_TYPES, messageIdOf } from './decide';
+import { decided } from './commands';
+import { DISPATCHED_EVENT_TYPES, messageIdOf, scheduleCallsOf } from './decide';
 import { summaryOf, type MessageSummary } from './payloads';
 import type { MessageSummaries, WebhookDirectory } from './stores';
 
@@ -17,8 +18,10 @@ import type { MessageSummaries, WebhookDirectory } from './stores';
  * 1. keeps the summary of every accepted message of an organization that has a webhook (Tag, Metadata, Subject,
  *    From and MessageStream are only in MessageAccepted; a message's events share its partition, so its
  *    MessageAccepted is read first);
- * 2. decides the calls of each event (decide.ts: one per matching webhook, each with a stable id);
- * 3. appends them to webhooks.calls as WebhookCallScheduled records, and only then returns, so the event store
+ * 2. decides the calls of each event (decide.ts: one ScheduleWebhookCall per matching webhook, each with a stable
+ *    id; the domain's webhook call decider makes each its first attempt's record);
+ * 3. appends them to webhooks.calls as WebhookCallScheduled records (one commit of the CommandHandler for the
+ *    batch), and only then returns, so the event store
  *    commits the batch's offsets after its calls are durable: a crash never drops a call.
  *
  * A batch decided again (a crash before the commit, an error retried) appends the same calls with the same ids:
@@ -47,6 +50,7 @@ export async function startDispatcher(options: DispatcherOptions): Promise<Runni
   const now = options.now ?? Date.now;
   const topics = [store.topics.messages, store.topics.suppressions];
   await positionNewGroup(store, options.groupId, topics, options.startNewGroupAt);
+  const callRecords = webhookCallCommands(store);
 
   const handleBatch = async (items: ConsumedEvent<StoredEvent>[]) => {
     const events = items
@@ -89,10 +93,10 @@ export async function startDispatcher(options: DispatcherOptions): Promise<Runni
       if (!own || event.type === 'MessageAccepted') return [];
       const messageId = messageIdOf(event);
       const summary = messageId ? (fresh.get(messageId) ?? known.get(messageId)) : undefined;
-      return decideCalls(event, own, summary, at);
+      return scheduleCallsOf(event, own, summary, at).flatMap((command) => decided(callRecords.decide(command)));
     });
     if (calls.length === 0) return;
-    await store.append(calls);
+    await callRecords.commit(calls);
     options.onCalls?.(calls);
   };
 

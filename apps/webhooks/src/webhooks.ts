@@ -4,11 +4,10 @@ import {
   type EventStore,
   type Redis,
   type RunningConsumer,
-  type WebhookCallScheduled,
   type WebhookDeliveryAttempt,
 } from '@sendline/infra';
 import type { WebhooksService } from '@sendline/application';
-import type { WebhookDisabled } from '@sendline/domain';
+import type { WebhookCallScheduled, WebhookDisabled } from '@sendline/domain';
 import { CallAttempts, type DisableFailingWebhook } from './attempts';
 import { startCaller, type RunningCaller } from './caller';
 import type { WebhooksConfig } from './config';

@@ -1,34 +1,17 @@
-import type { DomainEvent } from '@sendline/domain';
+import {
+  webhookCallDecider,
+  type WebhookCallCommand,
+  type WebhookCallScheduled,
+  type WebhookCallState,
+} from '@sendline/domain';
+import { CommandHandler, type EventAppender } from '../commands';
 import { nameBasedId } from '../ids';
 
-/** What a call tells of (the `RecordType` of its body). */
-export type WebhookRecordType = 'Delivery' | 'Bounce' | 'SpamComplaint' | 'SubscriptionChange';
-
 /**
- * One attempt of one webhook call (schemas/avro/WebhookCallScheduled.avsc): the dispatcher appends the first
- * attempt of every call before it commits the event the call tells of; the caller appends the next attempt of a
- * failed one (on the topic of that retry) before it commits the failed one. So a call is never lost between two
- * processes, and every attempt carries the call's stable id (Webhook-Id) and the exact body.
+ * A webhook call's record is the domain's WebhookCallScheduled (domain/src/webhookCalls/), decided by its commands.
+ * What the webhooks process and the API's manual redelivery share of it is here: the name-based ids of a call and of
+ * its records, and the CommandHandler every call record is appended through.
  */
-export interface WebhookCallScheduledData {
-  callId: string;
-  webhookId: number;
-  recordType: WebhookRecordType;
-  sourceEventId: string;
-  body: string;
-  attempt: number;
-  /** The topic it waits on: 0 = webhooks.calls, n = webhooks.calls.retry-<n> (see the schema). */
-  retry: number;
-  firstScheduledAt: number;
-  dueAt: number;
-  manual: boolean;
-}
-
-export type WebhookCallScheduled = DomainEvent<'WebhookCallScheduled', WebhookCallScheduledData>;
-
-export function isWebhookCallScheduled(event: { type: string }): event is WebhookCallScheduled {
-  return event.type === 'WebhookCallScheduled';
-}
 
 /** Namespace of the name-based ids of calls (and of their records' event ids). */
 const CALL_NAMESPACE = 'sendline.webhook-call';
@@ -46,4 +29,16 @@ export function attemptEventIdOf(callId: string, attempt: number, choice?: strin
   return choice === undefined
     ? nameBasedId(CALL_NAMESPACE, callId, attempt)
     : nameBasedId(CALL_NAMESPACE, callId, attempt, choice);
+}
+
+/**
+ * Every call record goes through the domain's webhook call decider and the CommandHandler, as every other writer's
+ * events: the webhooks process's first attempts, next attempts and calls set aside, the API's manual redeliveries.
+ * Each command carries its record's name-based event id (attemptEventIdOf), so a record decided again is the same
+ * record.
+ */
+export type WebhookCallCommands = CommandHandler<WebhookCallState, WebhookCallCommand, WebhookCallScheduled>;
+
+export function webhookCallCommands(store: EventAppender): WebhookCallCommands {
+  return new CommandHandler({ decider: webhookCallDecider, store });
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { WebhookCallScheduled } from './calls';
+import type { WebhookCallScheduled } from '@sendline/domain';
 
 /**
  * The webhooks' delivery log in Redis: what the webhooks process writes of each attempt of a call, and what the

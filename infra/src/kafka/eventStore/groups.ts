@@ -1,5 +1,5 @@
-import { retry, type RetryOptions } from '../../retry';
 import type { Kafka } from 'kafkajs';
+import { retry, type RetryOptions } from '../../retry';
 import { withAdmin } from './kafka';
 
 /**

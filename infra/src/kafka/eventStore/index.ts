@@ -5,8 +5,10 @@
  *   whole when a partition did not acknowledge it, fail-fast when no broker is reachable);
  * - `consumer.ts`: the consumer loop (at-least-once, a failing batch split into single events, outages waited
  *   out, dead letters, a view's own positions);
+ * - `scheduled.ts`: the due-time consumer (records held until due: a partition paused until then; settled in the
+ *   batch, or handed off and committed once settled), beside `consume`;
+ * - `groups.ts`: where a consumer group that never committed starts (`positionNewGroup`: earliest or latest);
  * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`) and of one event (`readAt`);
- * - `groups.ts`: where a consumer group that never committed starts (`positionNewGroup`);
  * - `positions.ts`: what the loop asks of a handler that keeps its own position (its store implements it, its
  *   caller passes it in: the event store knows no view);
  * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
@@ -26,6 +28,12 @@ import type { ConsumedEvent, StoredEvent } from './events';
 import { createKafka, withAdmin } from './kafka';
 import { EventProducer, type OutgoingMessage } from './producer';
 import { EventReader, type OffsetRanges } from './reader';
+import {
+  consumeScheduled,
+  type RunningScheduledConsumer,
+  type ScheduledConsumeOptions,
+  type ScheduledRecord,
+} from './scheduled';
 
 export type { ConsumeOptions, RunningConsumer } from './consumer';
 export { slotKey, StoreBehindError, type BatchRange, type ConsumerPositions } from './positions';
@@ -37,8 +45,17 @@ export {
   type MessageBatch,
 } from './decodeBatch';
 export type { ConsumedEvent, EventPosition, StoredEvent } from './events';
-export { createKafka, withAdmin } from './kafka';
 export { positionNewGroup } from './groups';
+export type {
+  HandedOffOptions,
+  HandOff,
+  InBatchOptions,
+  RunningScheduledConsumer,
+  ScheduledConsumeOptions,
+  ScheduledData,
+  ScheduledRecord,
+} from './scheduled';
+export { createKafka, withAdmin } from './kafka';
 export type { OffsetRanges } from './reader';
 export type { OutgoingMessage } from './producer';
 
@@ -124,6 +141,14 @@ export class EventStore {
   /** Runs a handler over topics as a consumer group, at least once (see `consume` in consumer.ts). */
   consume(options: ConsumeOptions): Promise<RunningConsumer> {
     return consume({ kafka: this.kafka, codec: this.codec, producer: this.producer }, options);
+  }
+
+  /**
+   * Runs a due-time consumer over topics of scheduled records (a delivery's next attempt, a webhook call's retry):
+   * each record held until due, then settled in its batch or handed off (see `consumeScheduled` in scheduled.ts).
+   */
+  consumeScheduled<R extends ScheduledRecord>(options: ScheduledConsumeOptions<R>): Promise<RunningScheduledConsumer> {
+    return consumeScheduled({ kafka: this.kafka, codec: this.codec }, options);
   }
 
   /** Reads topics from the beginning up to the end they had when the call started (see reader.ts). */

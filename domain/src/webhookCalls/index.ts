@@ -1,0 +1,2 @@
+export * from './webhookCall';
+export * from './decide';
