@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import appBoundaries from './infra/local/eslint/appBoundaries.js';
 
 export default tseslint.config(
   { ignores: ['**/node_modules/**', '**/dist/**', '.local/**', 'coverage/**'] },
@@ -66,5 +67,23 @@ export default tseslint.config(
         { patterns: ['fastify', 'node:http', 'http', '@sendline/api', '@sendline/admin'] },
       ],
     },
+  },
+  {
+    // The event store knows no view: a view's positions come in through the interface it defines
+    // (infra/src/kafka/eventStore/positions.ts), passed by the caller.
+    files: ['infra/src/kafka/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/views', '**/views/**'], message: 'infra/src/kafka knows no view' }] },
+      ],
+    },
+  },
+  {
+    // No app imports another app (apps/<a> never reaches '@sendline/<b>' or apps/<b>/): what they share belongs in
+    // infra/ or application/. The rule: infra/local/eslint/appBoundaries.js.
+    files: ['apps/**/*.ts', 'apps/**/*.tsx'],
+    plugins: { sendline: appBoundaries },
+    rules: { 'sendline/no-cross-app-imports': 'error' },
   },
 );

@@ -40,6 +40,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';
 import {
+  positionNewGroup,
   AccountsView,
   composeMessage,
   createRedis,
@@ -57,7 +58,7 @@ import {
   TestMailServer,
   topicConfigs,
 } from '@sendline/infra';
-import { positionNewGroup, senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
+import { senderConfigFromEnv, type SenderConfig } from '@sendline/sender';
 import { createTestOrganization } from '../test/support/api';
 import type { MessageAcceptedData } from '@sendline/domain';
 import { cpuBySteps, perMessage } from './cpuSteps';

@@ -25,8 +25,10 @@ import {
   topicConfigs,
   type StoredEvent,
   deleteKeys,
+  type ProjectionName,
 } from '@sendline/infra';
-import { replayView, startProjector, type ProjectionName, type RunningProjector } from '@sendline/projector';
+import { replayView } from '@sendline/application';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import { benchTopics } from './support';
 
 loadLocalServicesEnv();

@@ -27,7 +27,7 @@ import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
-import { WEBHOOK_ID_MAX, type MessageAccepted, type MessageDelivered } from '@sendline/domain';
+import { isWebhookCallScheduled, WEBHOOK_ID_MAX, type MessageAccepted, type MessageDelivered } from '@sendline/domain';
 import {
   AccountsView,
   createRedis,
@@ -44,7 +44,7 @@ import {
   withAdmin,
   deadLetterTopicOf,
 } from '@sendline/infra';
-import { isWebhookCallScheduled, POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
+import { POSTMARK_RETRY_DELAYS_MS, WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
 import { createTestOrganization } from '../test/support/api';
 import { cpuMs, percentile, PROFILE_FLAGS } from './support';
 

@@ -11,6 +11,7 @@
  *   sending/       the send use case (POST /email's: validate, domain, suppressions, allowance, MessageAccepted)
  *   systemMail/    email from our own processes through that use case, as the system organization
  *   console/       the web console's sign-in (one-time links by system mail) and sessions
+ *   replay/        a view rebuilt from the log beside the live one, compared and swapped in (admin replay)
  */
 export * from './accounts';
 export * from './suppressions';
@@ -18,3 +19,4 @@ export * from './webhooks';
 export * from './sending';
 export * from './systemMail';
 export * from './console';
+export * from './replay';

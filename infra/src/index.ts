@@ -3,8 +3,9 @@
  * schema registry), commands/ (the command handler every writer uses), views/ (Redis and ClickHouse views built from
  * the log), redis/ (clients, the API's idempotency store), console/ (sign-in links, sessions, rate limits),
  * clickhouse/, smtp/ (composing, DKIM, delivery, the test mail server), mail/ (reading the mail that comes back:
- * bounces, complaints, automatic replies), dns/, net/ (which addresses a webhook may reach), crypto/. Service
- * addresses: config.ts; which errors are retriable: errors.ts, availability.ts.
+ * bounces, complaints, automatic replies), webhooks/ (a call's ids, its records' command handler, the delivery log),
+ * dns/, net/ (which addresses a webhook may reach), crypto/. Service addresses: config.ts; which errors are
+ * retriable: errors.ts, availability.ts.
  */
 export * from './errors';
 export * from './availability';
@@ -15,6 +16,7 @@ export * from './kafka/topics';
 export * from './kafka/routing';
 export * from './kafka/eventStore';
 export * from './kafka/reachability';
+export * from './kafka/offsets';
 export * from './commands';
 export * from './registry/codec';
 export * from './registry/registerAll';
@@ -31,3 +33,4 @@ export * from './dns';
 export * from './net';
 export * from './smtp';
 export * from './mail';
+export * from './webhooks';

@@ -508,7 +508,7 @@ describe('admin suppression', () => {
 });
 
 describe('admin replay', () => {
-  it('delegates to the projector: a dry run rebuilds the accounts view, compares it and swaps nothing', async () => {
+  it('delegates to the replay use case: a dry run rebuilds the accounts view, compares it and swaps nothing', async () => {
     const org = await newOrganization('Replayed');
     const run = await admin(['replay', 'accounts', '--dry-run', '--no-progress', '--json'], {}, 120_000);
     // 3 would mean a difference: possible while other tests write accounts at the same moment.

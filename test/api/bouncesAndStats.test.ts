@@ -1,8 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import * as postmark from 'postmark';
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
-import { createClickHouse, secretKeyFromEnv, type ClickHouseClient, type TestMailServer } from '@sendline/infra';
+import { startProjector, type RunningProjector } from '@sendline/projector';
+import { type Sender } from '@sendline/sender';
+import {
+  positionNewGroup,
+  createClickHouse,
+  secretKeyFromEnv,
+  type ClickHouseClient,
+  type TestMailServer,
+  groupOf,
+} from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailServer, startTestSender, testSenderConfig } from '../sender/support';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';

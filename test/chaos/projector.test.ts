@@ -1,4 +1,4 @@
-import { replayView, type ReplayableView } from '@sendline/projector';
+import { replayView, type ReplayableView } from '@sendline/application';
 import { createClickHouse, type ClickHouseClient } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';

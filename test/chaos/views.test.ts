@@ -3,7 +3,8 @@ import { cpSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowancePeriod, type MessageAccepted } from '@sendline/domain';
-import { groupOf, replayView, startProjector, type RunningProjector } from '@sendline/projector';
+import { replayView } from '@sendline/application';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import {
   AllowanceCounter,
   AllowanceView,
@@ -18,6 +19,7 @@ import {
   type ClickHouseClient,
   type Redis,
   type StoredEvent,
+  groupOf,
 } from '@sendline/infra';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
 import { deleteTopicsAndDisconnect } from '../support/services';

@@ -118,8 +118,8 @@ async function runClient(language: string, env: Record<string, string>): Promise
   });
   // The result is the last line; a client's logging may end its own output with colour codes and no newline (the
   // Java client's, when a request was slow), so escape sequences are dropped before it is read.
-  // eslint-disable-next-line no-control-regex
   const lines = stdout
+    // eslint-disable-next-line no-control-regex
     .replace(/\u001b\[[0-9;]*m/g, '')
     .trim()
     .split('\n');

@@ -3,9 +3,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { groupOf, startProjector, topicsOf, type ProjectionName, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
+import { startProjector, type RunningProjector } from '@sendline/projector';
+import { type Sender } from '@sendline/sender';
 import {
+  positionNewGroup,
   AllowanceCounter,
   createClickHouse,
   createMxResolver,
@@ -18,6 +19,9 @@ import {
   type ReceivedMessage,
   type RunningDnsServer,
   type TestMailServer,
+  groupOf,
+  topicsOf,
+  type ProjectionName,
 } from '@sendline/infra';
 import { buildConsole, DIST } from '../../apps/console/scripts/build';
 import { startMailServer, startTestSender, testSenderConfig } from '../sender/support';

@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { groupOf, replayView, startProjector, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
+import { replayView } from '@sendline/application';
+import { startProjector, type RunningProjector } from '@sendline/projector';
+import { type Sender } from '@sendline/sender';
 import type { MessageAcceptedData } from '@sendline/domain';
 import {
+  positionNewGroup,
   createClickHouse,
   deadLetterTopicOf,
   migrate,
@@ -10,6 +12,7 @@ import {
   type ClickHouseClient,
   type RunningConsumer,
   type TestMailServer,
+  groupOf,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMailServer, startTestSender, testSenderConfig } from '../sender/support';

@@ -10,16 +10,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AccountsService } from '@sendline/application';
-import {
-  archiverGroupOf,
-  replayView,
-  startAccountsArchiver,
-  startProjector,
-  type ReplayOptions,
-  type ReplayReport,
-  type RunningProjector,
-} from '@sendline/projector';
+import { AccountsService, replayView, type ReplayOptions, type ReplayReport } from '@sendline/application';
+import { startAccountsArchiver, startProjector, type RunningProjector } from '@sendline/projector';
 import {
   AccountsView,
   createClickHouse,
@@ -37,6 +29,7 @@ import {
   type ConsumedEvent,
   type Redis,
   type StoredEvent,
+  archiverGroupOf,
 } from '@sendline/infra';
 import { admin } from '../accounts/adminCli';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';

@@ -3,13 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { foldOrganization, type MessageEvent } from '@sendline/domain';
-import {
-  committedOffsets,
-  ProjectorMetrics,
-  serveMetrics,
-  startProjector,
-  type RunningProjector,
-} from '@sendline/projector';
+import { ProjectorMetrics, serveMetrics, startProjector, type RunningProjector } from '@sendline/projector';
 import {
   AccountsView,
   activityFingerprints,
@@ -22,6 +16,7 @@ import {
   type Redis,
   type StoredEvent,
   deleteKeys,
+  committedOffsets,
 } from '@sendline/infra';
 import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import {

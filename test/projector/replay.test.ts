@@ -3,7 +3,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageEvent } from '@sendline/domain';
 import { replayProgressBar } from '@sendline/admin';
-import { replayView, startProjector, type ReplayOptions, type RunningProjector } from '@sendline/projector';
+import { replayView, type ReplayOptions } from '@sendline/application';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import {
   AccountsView,
   activityFingerprints,

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allowancePeriod, type MessageAccepted } from '@sendline/domain';
-import { endOffsets, groupOf, replayView, startProjector, type RunningProjector } from '@sendline/projector';
+import { replayView } from '@sendline/application';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import {
   AllowanceCounter,
   AllowanceView,
@@ -17,6 +18,8 @@ import {
   type StoredEvent,
   deleteKeys,
   scanKeys,
+  endOffsets,
+  groupOf,
 } from '@sendline/infra';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import { accepted, accountEvents, suppressionAdded, suppressionDeleted } from './support';

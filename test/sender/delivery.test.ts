@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
-import { positionNewGroup, type Sender } from '@sendline/sender';
+import { startProjector, type RunningProjector } from '@sendline/projector';
+import { type Sender } from '@sendline/sender';
 import {
+  positionNewGroup,
   createClickHouse,
   readReturnPathAddress,
   returnPathKey,
   secretKeyFromEnv,
   type ClickHouseClient,
   type TestMailServer,
+  groupOf,
 } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { secretKeyFromEnv, type StoredEvent, type TestMailServer } from '@sendline/infra';
-import { positionNewGroup, type Sender, type SenderConfig } from '@sendline/sender';
+import { positionNewGroup, secretKeyFromEnv, type StoredEvent, type TestMailServer } from '@sendline/infra';
+import { type Sender, type SenderConfig } from '@sendline/sender';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApi, TestOrganization } from '../support/api';
 import { call } from '../support/http';

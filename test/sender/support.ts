@@ -1,6 +1,7 @@
 import type { Consumer } from 'kafkajs';
 import type { MessageAccepted } from '@sendline/domain';
 import {
+  positionNewGroup,
   AccountsView,
   DkimKeys,
   dkimRecordsFromMap,
@@ -16,7 +17,6 @@ import {
 import {
   DeliveryPipeline,
   Limiter,
-  positionNewGroup,
   Sender,
   senderConfigFromEnv,
   type DeliveryJob,

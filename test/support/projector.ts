@@ -1,5 +1,5 @@
-import { groupOf, startProjector, type RunningProjector } from '@sendline/projector';
-import { createClickHouse, createRedis, type EventStore } from '@sendline/infra';
+import { startProjector, type RunningProjector } from '@sendline/projector';
+import { createClickHouse, createRedis, type EventStore, groupOf } from '@sendline/infra';
 import { addresses, uniqueName } from './services';
 
 /**

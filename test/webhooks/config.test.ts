@@ -6,8 +6,8 @@
 import * as postmark from 'postmark';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhooksService } from '@sendline/application';
-import { replayView, startProjector, type ReplayOptions, type RunningProjector } from '@sendline/projector';
+import { WebhooksService, replayView, type ReplayOptions } from '@sendline/application';
+import { startProjector, type RunningProjector } from '@sendline/projector';
 import {
   AccountsView,
   createClickHouse,

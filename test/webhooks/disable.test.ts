@@ -1,5 +1,5 @@
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { WebhooksService } from '@sendline/application';
+import { WebhooksService, replayView } from '@sendline/application';
 import { WEBHOOK_ID_MAX, type WebhookTriggersChange } from '@sendline/domain';
 import {
   AccountsView,
@@ -9,18 +9,12 @@ import {
   type EventStore,
   type Redis,
   type TestMailServer,
+  type WebhookDeliveryAttempt,
   deleteKeys,
+  WebhookDeliveryLog,
 } from '@sendline/infra';
-import { replayView } from '@sendline/projector';
 import type { Sender } from '@sendline/sender';
-import {
-  DeliveryLog,
-  disablingBy,
-  noticesBy,
-  Webhooks,
-  webhooksConfigFromEnv,
-  type DeliveryAttempt,
-} from '@sendline/webhooks';
+import { disablingBy, noticesBy, Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createTestOrganization,
@@ -56,7 +50,7 @@ let org: TestOrganization;
 let mail: TestMailServer;
 let sender: Sender;
 let webhooks: Webhooks;
-let log: DeliveryLog;
+let log: WebhookDeliveryLog;
 let healthy: Receiver;
 let system: { organizationId: string; domain: string };
 const receivers: Receiver[] = [];
@@ -101,7 +95,7 @@ const attemptsAbout = (
   webhookId: number,
   receiver: Receiver,
   to: string,
-  done: (attempts: DeliveryAttempt[]) => boolean,
+  done: (attempts: WebhookDeliveryAttempt[]) => boolean,
 ) =>
   eventually(
     async () => {
@@ -113,7 +107,7 @@ const attemptsAbout = (
     30_000,
     `the attempts of the call about ${to}`,
   );
-const settled = (attempts: DeliveryAttempt[]) => attempts[0] !== undefined && attempts[0].status !== 'Retrying';
+const settled = (attempts: WebhookDeliveryAttempt[]) => attempts[0] !== undefined && attempts[0].status !== 'Retrying';
 
 beforeAll(async () => {
   store = await freshEventStore('test-webhooks-disable');
@@ -142,7 +136,7 @@ beforeAll(async () => {
   );
   healthy = await newReceiver();
   await addWebhook(healthy.url);
-  log = new DeliveryLog(api.deps.redis);
+  log = new WebhookDeliveryLog(api.deps.redis);
   webhooks = await Webhooks.start({
     store,
     redis: api.deps.redis,

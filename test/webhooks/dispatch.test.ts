@@ -18,9 +18,10 @@ import {
   type EventStore,
   type StoredEvent,
   type TestMailServer,
+  WebhookDeliveryLog,
 } from '@sendline/infra';
 import type { Sender } from '@sendline/sender';
-import { DeliveryLog, numericId, Webhooks, webhooksConfigFromEnv, WebhookHttp } from '@sendline/webhooks';
+import { numericId, Webhooks, webhooksConfigFromEnv, WebhookHttp } from '@sendline/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
 import { call } from '../support/http';
@@ -50,7 +51,7 @@ let other: TestOrganization;
 let mail: TestMailServer;
 let sender: Sender;
 let webhooks: Webhooks;
-let log: DeliveryLog;
+let log: WebhookDeliveryLog;
 let receiver: Receiver;
 let otherReceiver: Receiver;
 let hook: { id: number; secret: string };
@@ -109,7 +110,7 @@ beforeAll(async () => {
   otherReceiver = await newReceiver();
   hook = await addWebhook(org, receiver.url);
   await addWebhook(other, otherReceiver.url);
-  log = new DeliveryLog(api.deps.redis);
+  log = new WebhookDeliveryLog(api.deps.redis);
   webhooks = await Webhooks.start({
     store,
     redis: api.deps.redis,

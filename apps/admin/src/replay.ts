@@ -1,14 +1,13 @@
 import cliProgress from 'cli-progress';
-import { createClickHouse, InfrastructureError, type ClickHouseClient } from '@sendline/infra';
-import type { ReplayOptions as ProjectorReplayOptions, ReplayProgress, ReplayReport } from '@sendline/projector';
+import { replayView, type ReplayProgress, type ReplayReport } from '@sendline/application';
+import { createClickHouse, type ClickHouseClient } from '@sendline/infra';
 import type { AdminContext } from './context';
 import { fields } from './format';
 
 /**
- * `admin replay <view>` delegates to `replayView` of '@sendline/projector' (apps/projector/src/replay.ts):
+ * `admin replay <view>` delegates to `replayView` of '@sendline/application' (application/src/replay/):
  * it rebuilds the view from its topics into a fresh copy, compares it with the live one (count and
- * checksum per organization), and swaps it in only when they agree. The projector is loaded only when
- * a replay is asked for, so the other commands never load it.
+ * checksum per organization), and swaps it in only when they agree.
  */
 
 export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts', 'audit', 'allowance', 'deadLetters'] as const;
@@ -20,31 +19,6 @@ export interface ReplayCommandOptions {
   keepRebuilt?: boolean;
   /** false: no progress bar (commander's --no-progress). */
   progress?: boolean;
-}
-
-type ReplayView = (view: ReplayViewName, options: ProjectorReplayOptions) => Promise<ReplayReport>;
-
-async function loadReplayView(): Promise<ReplayView> {
-  let projector: { replayView?: unknown };
-  try {
-    projector = await import('@sendline/projector');
-  } catch (cause) {
-    throw new InfrastructureError(
-      'ReplayUnavailable',
-      `replay is not available: @sendline/projector cannot be loaded (${String((cause as Error).message).split('\n')[0]})`,
-      { retriable: false, cause },
-    );
-  }
-  if (typeof projector.replayView !== 'function') {
-    throw new InfrastructureError(
-      'ReplayUnavailable',
-      'replay is not available: @sendline/projector has no replayView',
-      {
-        retriable: false,
-      },
-    );
-  }
-  return projector.replayView as ReplayView;
 }
 
 /**
@@ -85,7 +59,6 @@ export async function replay(
   context: AdminContext,
   options: ReplayCommandOptions,
 ): Promise<ReplayReport> {
-  const replayView = await loadReplayView();
   let clickhouse: ClickHouseClient | undefined;
   const bar = options.progress === false ? undefined : replayProgressBar(view, process.stderr);
   try {

@@ -38,7 +38,10 @@ await store
 const mx = await MxServer.start({
   config,
   store,
-  returnPathHosts: new CachedReturnPathHosts({ load: () => accounts.allReturnPathHosts(), ttlMs: config.domainCacheMs }),
+  returnPathHosts: new CachedReturnPathHosts({
+    load: () => accounts.allReturnPathHosts(),
+    ttlMs: config.domainCacheMs,
+  }),
   tokenKey: returnPathKey(secretKeyFromEnv()),
   logger,
 });

@@ -6,25 +6,31 @@ import {
   auditHandler,
   AuditView,
   AllowanceView,
+  archiverGroupOf,
   ClickHouseActivityWriter,
+  consumerLag,
   deadLettersHandler,
   deadLetterTopicConfig,
+  groupOf,
   positionsKeyOf,
+  PROJECTIONS,
+  REDIS_PROJECTIONS,
   suppressionsHandler,
   SuppressionView,
+  topicsOf,
   ViewPositions,
   type ActivityWriterOptions,
   type BatchHandler,
   type ClickHouseClient,
   type EventStore,
+  type PartitionLag,
+  type ProjectionName,
   type Redis,
   type RunningConsumer,
 } from '@sendline/infra';
 import { pino, type Logger } from 'pino';
 import { ARCHIVER, startAccountsArchiver } from './archiver';
 import { ProjectorMetrics } from './metrics';
-import { consumerLag, type PartitionLag } from './offsets';
-import { archiverGroupOf, groupOf, PROJECTIONS, REDIS_PROJECTIONS, topicsOf, type ProjectionName } from './projections';
 import { RetentionSweep } from './retention';
 
 export interface ProjectorOptions {

@@ -5,7 +5,7 @@
  * - pipeline.ts: one delivery attempt, step by step: plan.ts → compose.ts → MessageSent → deliver.ts →
  *   outcomes.ts; the deciders run through infra's CommandHandler (commands.ts).
  * - ledger.ts: the guard against a second send after a 250, and the outcomes the sender appended.
- * - config.ts, dependencies.ts, groups.ts, ids.ts, limiter.ts, main.ts: configuration and plumbing.
+ * - config.ts, dependencies.ts, ids.ts, limiter.ts, main.ts: configuration and plumbing.
  */
 export { senderConfigFromEnv, type SenderConfig } from './config';
 export { connectSenderDependencies, type SenderDependencies } from './dependencies';
@@ -13,7 +13,6 @@ export { DeliveryLedger, type LedgerUpdate, type MessageLedger, type RecipientEn
 export { DeliveryPipeline, type DeliveryJob, type PipelineDependencies, type RunReport } from './pipeline';
 export { isDeliveryRetryScheduled, type DeliveryRetryScheduled, type DeliveryRetryScheduledData } from './retryRecord';
 export { startRetryConsumer, type RetryConsumerOptions, type RunningRetryConsumer } from './retryConsumer';
-export { positionNewGroup } from './groups';
 export { eventIdFor } from './ids';
 export { Limiter } from './limiter';
 export { defaultLog, Sender, type Log, type LogLevel, type SenderOptions, type SenderStats } from './sender';

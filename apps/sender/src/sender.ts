@@ -4,6 +4,7 @@ import {
   DkimKeys,
   InfrastructureError,
   MxRouter,
+  positionNewGroup,
   RelayRouter,
   returnPathKey,
   SmtpDelivery,
@@ -18,7 +19,6 @@ import {
   type SuppressionView,
 } from '@sendline/infra';
 import type { SenderConfig } from './config';
-import { positionNewGroup } from './groups';
 import { DeliveryLedger } from './ledger';
 import { Limiter } from './limiter';
 import { DeliveryPipeline, type RunReport } from './pipeline';

@@ -1,11 +1,17 @@
-import { webhookFailedLongEnough, type WebhookConfig } from '@sendline/domain';
-import { decryptSecret, type EventStore } from '@sendline/infra';
-import type { WebhookCallScheduled } from './callRecord';
-import { nextAttemptOf, webhookCallCommands, type WebhookCallCommands } from './commands';
+import { webhookFailedLongEnough, type WebhookCallScheduled, type WebhookConfig } from '@sendline/domain';
+import {
+  decryptSecret,
+  webhookCallCommands,
+  type EventStore,
+  type WebhookCallCommands,
+  type WebhookDeliveryAttempt,
+  type WebhookDeliveryLog,
+} from '@sendline/infra';
+import { nextAttemptOf } from './commands';
 import type { CallResult, WebhookHttp } from './http';
 import { nextAttemptAt } from './schedule';
 import { signWebhook } from './signature';
-import type { DeliveryAttempt, DeliveryLog, WebhookDirectory } from './stores';
+import type { WebhookDirectory } from './stores';
 
 export const USER_AGENT = 'Sendline-Webhooks/1';
 
@@ -22,7 +28,7 @@ export type DisableFailingWebhook = (
 export interface AttemptDependencies {
   store: EventStore;
   directory: WebhookDirectory;
-  log: DeliveryLog;
+  log: WebhookDeliveryLog;
   http: Pick<WebhookHttp, 'call'>;
   secretKey: Buffer;
   retryDelaysMs: readonly number[];
@@ -104,7 +110,7 @@ export class CallAttempts {
     record: WebhookCallScheduled,
     answeredBefore?: boolean,
     called?: () => void,
-  ): Promise<DeliveryAttempt | undefined> {
+  ): Promise<WebhookDeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
     const [answered, webhooks] = await Promise.all([
@@ -124,7 +130,7 @@ export class CallAttempts {
     };
     if (webhook?.disabled) {
       // Its pending calls (retries, redeliveries) are given up without a call.
-      const givenUp: DeliveryAttempt = {
+      const givenUp: WebhookDeliveryAttempt = {
         ...base,
         status: 'Failed',
         latencyMs: 0,
@@ -136,7 +142,7 @@ export class CallAttempts {
       return givenUp;
     }
     if (!webhook || !webhook.enabled) {
-      const dropped: DeliveryAttempt = {
+      const dropped: WebhookDeliveryAttempt = {
         ...base,
         status: 'Dropped',
         latencyMs: 0,
@@ -167,14 +173,14 @@ export class CallAttempts {
       ...(result.error !== undefined && { error: result.error }),
     };
     if (result.ok) {
-      const delivered: DeliveryAttempt = { ...outcome, status: 'Delivered' };
+      const delivered: WebhookDeliveryAttempt = { ...outcome, status: 'Delivered' };
       await this.deps.log.record(organizationId, delivered, true, keep);
       return delivered;
     }
     const disabled = await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
     const next = call.manual || disabled ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
     if (next === undefined) {
-      const failed: DeliveryAttempt = {
+      const failed: WebhookDeliveryAttempt = {
         ...outcome,
         status: 'Failed',
         ...(disabled && { error: `${outcome.error}; given up: the webhook is disabled, every call failed since then` }),
@@ -183,7 +189,7 @@ export class CallAttempts {
       return failed;
     }
     await this.calls.handle(nextAttemptOf(record, next, at));
-    const retrying: DeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
+    const retrying: WebhookDeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
     await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
   }

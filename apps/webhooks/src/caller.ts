@@ -1,7 +1,7 @@
 import type { Consumer } from 'kafkajs';
-import { webhookCallTopicConfig, webhookRetryTopic, type EventStore } from '@sendline/infra';
-import { isWebhookCallScheduled, type WebhookCallScheduled } from './callRecord';
-import { decided, setAsideOf, webhookCallCommands } from './commands';
+import { isWebhookCallScheduled, type WebhookCallScheduled } from '@sendline/domain';
+import { webhookCallCommands, webhookCallTopicConfig, webhookRetryTopic, type EventStore } from '@sendline/infra';
+import { decided, setAsideOf } from './commands';
 import { EndpointPool } from './pool';
 
 /**

@@ -1,26 +1,13 @@
-import {
-  webhookCallDecider,
-  type RedeliverWebhookCall,
-  type ScheduleNextWebhookAttempt,
-  type SetAsideWebhookCall,
-  type WebhookCallCommand,
-  type WebhookCallScheduled,
-  type WebhookCallState,
-} from '@sendline/domain';
-import { CommandHandler, type Decision, type EventAppender } from '@sendline/infra';
-import { attemptEventIdOf } from './decide';
+import type { ScheduleNextWebhookAttempt, SetAsideWebhookCall, WebhookCallScheduled } from '@sendline/domain';
+import { attemptEventIdOf, type Decision } from '@sendline/infra';
 
 /**
- * Every call record goes through the domain's webhook call decider and infra's CommandHandler, as every other
- * writer's events: the dispatcher's first attempts (decide each, one commit for the batch), the next attempt of a
- * failed call, the calls set aside, the API's manual redeliveries. The builders below give each command the
- * record's name-based event id (decide.ts), so a record decided again is the same record.
+ * The process's webhook call commands: every call record is decided by the domain's webhook call decider and
+ * appended through infra's CommandHandler (webhookCallCommands, infra/src/webhooks/calls.ts, which the API's manual
+ * redelivery uses too): the dispatcher's first attempts (decide each, one commit for the batch), the next attempt of
+ * a failed call, the calls set aside. The builders below give each command the record's name-based event id
+ * (attemptEventIdOf), so a record decided again is the same record.
  */
-export type WebhookCallCommands = CommandHandler<WebhookCallState, WebhookCallCommand, WebhookCallScheduled>;
-
-export function webhookCallCommands(store: EventAppender): WebhookCallCommands {
-  return new CommandHandler({ decider: webhookCallDecider, store });
-}
 
 /** The events a command decided; the call commands break no rule, so a refusal is a bug and is thrown. */
 export function decided(decision: Decision<WebhookCallScheduled>): WebhookCallScheduled[] {
@@ -50,10 +37,4 @@ export function setAsideOf(record: WebhookCallScheduled, dueAt: number, now: num
     data: { call: record.data, dueAt },
     metadata: metadataOf(record, now, eventId),
   };
-}
-
-/** A manual redelivery of a call: its first record again, due now, made once whatever happened before. */
-export function manualRedelivery(first: WebhookCallScheduled, now: number): RedeliverWebhookCall {
-  const eventId = attemptEventIdOf(first.data.callId, 1, `manual at ${now}`);
-  return { type: 'RedeliverWebhookCall', data: { first: first.data }, metadata: metadataOf(first, now, eventId) };
 }

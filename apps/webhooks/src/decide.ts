@@ -7,7 +7,7 @@ import {
   type WebhookCallScheduled,
   type WebhookConfig,
 } from '@sendline/domain';
-import { nameBasedId } from '@sendline/infra';
+import { attemptEventIdOf, callIdOf } from '@sendline/infra';
 import {
   bouncePayload,
   deliveryPayload,
@@ -17,24 +17,6 @@ import {
   type BounceWebhookEvent,
   type MessageSummary,
 } from './payloads';
-
-/** Namespace of the name-based ids of calls (and of their records' event ids). */
-const CALL_NAMESPACE = 'sendline.webhook-call';
-
-/** The Webhook-Id of the call of `sourceEventId` to `webhookId`: the same whenever the event is decided again. */
-export function callIdOf(sourceEventId: string, webhookId: number): string {
-  return nameBasedId(CALL_NAMESPACE, sourceEventId, webhookId);
-}
-
-/**
- * The event id of a call's attempt record: one per (call, attempt), so a record appended twice reads as one. A
- * record appended by a choice made at a time (a manual redelivery, a call set aside) adds that choice.
- */
-export function attemptEventIdOf(callId: string, attempt: number, choice?: string): string {
-  return choice === undefined
-    ? nameBasedId(CALL_NAMESPACE, callId, attempt)
-    : nameBasedId(CALL_NAMESPACE, callId, attempt, choice);
-}
 
 /**
  * The events the dispatcher turns into calls; every other event is passed over. The bounces are the domain's

@@ -1,13 +1,13 @@
-import type { DomainEvent, MessageAccepted, WebhookConfig } from '@sendline/domain';
+import type { DomainEvent, MessageAccepted, WebhookCallScheduled, WebhookConfig } from '@sendline/domain';
 import {
+  positionNewGroup,
+  webhookCallCommands,
   type ConsumedEvent,
   type EventStore,
-  positionNewGroup,
   type RunningConsumer,
   type StoredEvent,
 } from '@sendline/infra';
-import type { WebhookCallScheduled } from './callRecord';
-import { decided, webhookCallCommands } from './commands';
+import { decided } from './commands';
 import { DISPATCHED_EVENT_TYPES, messageIdOf, scheduleCallsOf } from './decide';
 import { summaryOf, type MessageSummary } from './payloads';
 import type { MessageSummaries, WebhookDirectory } from './stores';

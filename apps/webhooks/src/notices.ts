@@ -1,6 +1,6 @@
 import { SystemMailRefused, type SystemMail, type SystemMessage } from '@sendline/application';
 import type { WebhookDisabled } from '@sendline/domain';
-import { type EventStore, positionNewGroup, type RunningConsumer } from '@sendline/infra';
+import { positionNewGroup, type EventStore, type RunningConsumer } from '@sendline/infra';
 
 /**
  * The admins' notices: a consumer of the accounts topic (its own group) that tells an organization's admins of

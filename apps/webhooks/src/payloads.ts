@@ -57,8 +57,6 @@ export function numericId(id: string): number {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-export type WebhookRecordType = 'Delivery' | 'Bounce' | 'SpamComplaint' | 'SubscriptionChange';
-
 export interface DeliveryPayload {
   RecordType: 'Delivery';
   ServerID: number;

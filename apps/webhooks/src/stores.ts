@@ -1,26 +1,17 @@
 import type { WebhookConfig } from '@sendline/domain';
 import type { Redis } from '@sendline/infra';
-import type { WebhookCallScheduled } from './callRecord';
 import type { MessageSummary } from './payloads';
 
 /**
- * What the webhooks keep in Redis, apart from the accounts view they read the webhooks from:
+ * What the webhooks keep in Redis besides the delivery log (infra's WebhookDeliveryLog, which the API reads too) and
+ * the accounts view they read the webhooks from:
  *
  *   <ns>:webhooks:message:<messageId>          string: the message's summary (JSON), 30 days
- *   <ns>:webhooks:deliveries:<org>:<webhookId> list: the last 100 attempts of the webhook's calls, newest first
- *   <ns>:webhooks:call:<org>:<callId>          string: the call's first record (JSON), for a manual redelivery, 30 days
- *   <ns>:webhooks:answered:<callId>            string: set once an attempt was answered 2xx, 3 days
- *   <ns>:webhooks:failing:<org>:<webhookId>    string: when the webhook's current streak of failed calls began
- *                                              (ms); deleted by a 2xx answer, 30 days after its last failure
  *
- * None of it is the source of truth: a lost summary leaves a payload's Tag, Metadata, Subject and From empty; a lost
- * `answered` mark costs a second call with the same Webhook-Id; a lost streak starts counting again (a webhook
- * failing for 24 hours is disabled later, never sooner).
+ * Not the source of truth: a lost summary leaves a payload's Tag, Metadata, Subject and From empty.
  */
 const DAY_S = 24 * 60 * 60;
 export const SUMMARY_TTL_S = 30 * DAY_S;
-const ANSWERED_TTL_S = 3 * DAY_S;
-export const DELIVERY_LOG_LENGTH = 100;
 
 /** The webhooks of an organization (the accounts view's `webhooks`). */
 export interface WebhookDirectory {
@@ -85,141 +76,5 @@ export class MessageSummaries {
       if (value) found.set(messageIds[i]!, JSON.parse(value) as MessageSummary);
     });
     return found;
-  }
-}
-
-/** One attempt of a call, as the delivery log keeps it. */
-export interface DeliveryAttempt {
-  /** The call's id (its Webhook-Id): what a manual redelivery names. */
-  callId: string;
-  webhookId: number;
-  recordType: string;
-  attempt: number;
-  manual: boolean;
-  /** Delivered: answered 2xx. Retrying: failed, the next attempt is scheduled. Failed: failed, given up. Dropped: the webhook is gone or off. */
-  status: 'Delivered' | 'Retrying' | 'Failed' | 'Dropped';
-  /** The answer's HTTP status; absent when there was no answer (refused address, timeout, connection). */
-  httpStatus?: number;
-  latencyMs: number;
-  /** The start of the answer's body (at most 1,000 characters). */
-  answer: string;
-  error?: string;
-  at: number;
-  nextAttemptAt?: number;
-}
-
-interface PendingRecord {
-  organizationId: string;
-  attempt: DeliveryAttempt;
-  answered: boolean;
-  keep: WebhookCallScheduled | undefined;
-  resolve: () => void;
-  reject: (error: unknown) => void;
-}
-
-export class DeliveryLog {
-  constructor(
-    private readonly redis: Redis,
-    private readonly namespace = 'sl',
-  ) {}
-
-  private logKey(organizationId: string, webhookId: number): string {
-    return `${this.namespace}:webhooks:deliveries:${organizationId}:${webhookId}`;
-  }
-  private callKey(organizationId: string, callId: string): string {
-    return `${this.namespace}:webhooks:call:${organizationId}:${callId}`;
-  }
-  private answeredKey(callId: string): string {
-    return `${this.namespace}:webhooks:answered:${callId}`;
-  }
-  private failingKey(organizationId: string, webhookId: number): string {
-    return `${this.namespace}:webhooks:failing:${organizationId}:${webhookId}`;
-  }
-
-  /**
-   * Logs an attempt; an answered one (2xx) also marks its call answered and ends its webhook's failure streak; `keep`
-   * (a call's first record) is kept for a manual redelivery. Resolves once written. The writes of the attempts
-   * settled in the same turn of the event loop leave in one pipeline (a round trip and a write for dozens of calls,
-   * where a transaction per call cost more than the call).
-   */
-  record(
-    organizationId: string,
-    attempt: DeliveryAttempt,
-    answered: boolean,
-    keep?: WebhookCallScheduled,
-  ): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pending.push({ organizationId, attempt, answered, keep, resolve, reject });
-      if (this.pending.length === 1) setImmediate(() => void this.flush());
-    });
-  }
-
-  private pending: PendingRecord[] = [];
-
-  private async flush(): Promise<void> {
-    const records = this.pending;
-    this.pending = [];
-    const p = this.redis.pipeline();
-    const logs = new Set<string>();
-    for (const { organizationId, attempt, answered, keep } of records) {
-      const key = this.logKey(organizationId, attempt.webhookId);
-      logs.add(key);
-      p.lpush(key, JSON.stringify(attempt));
-      if (answered) {
-        p.set(this.answeredKey(attempt.callId), '1', 'EX', ANSWERED_TTL_S);
-        p.del(this.failingKey(organizationId, attempt.webhookId));
-      }
-      if (keep) p.set(this.callKey(organizationId, keep.data.callId), JSON.stringify(keep), 'EX', SUMMARY_TTL_S);
-    }
-    for (const key of logs) p.ltrim(key, 0, DELIVERY_LOG_LENGTH - 1);
-    try {
-      const results = await p.exec();
-      const failed = results?.find(([error]) => error)?.[0];
-      if (failed) throw failed;
-      for (const record of records) record.resolve();
-    } catch (error) {
-      for (const record of records) record.reject(error);
-    }
-  }
-
-  /** The call ids among `callIds` already answered 2xx, in one round trip. */
-  async answeredAmong(callIds: readonly string[]): Promise<Set<string>> {
-    if (callIds.length === 0) return new Set();
-    const marks = await this.redis.mget(...callIds.map((id) => this.answeredKey(id)));
-    return new Set(callIds.filter((_, i) => marks[i] !== null));
-  }
-
-  /**
-   * A call to the webhook failed at `at`: starts its failure streak if none runs, and returns when the running one
-   * began. One round trip, on failures only.
-   */
-  async failed(organizationId: string, webhookId: number, at: number): Promise<number> {
-    const key = this.failingKey(organizationId, webhookId);
-    const results = await this.redis.multi().set(key, String(at), 'NX').expire(key, SUMMARY_TTL_S).get(key).exec();
-    const [error, since] = results?.[2] ?? [new Error('the failure streak was not read')];
-    if (error) throw error;
-    return Number(since ?? at);
-  }
-
-  /** When the webhook's current streak of failed calls began, or null when its last call was answered. */
-  async failingSince(organizationId: string, webhookId: number): Promise<number | null> {
-    const since = await this.redis.get(this.failingKey(organizationId, webhookId));
-    return since === null ? null : Number(since);
-  }
-
-  /** The last attempts of a webhook's calls, newest first. */
-  async attempts(organizationId: string, webhookId: number, count = DELIVERY_LOG_LENGTH): Promise<DeliveryAttempt[]> {
-    const raw = await this.redis.lrange(this.logKey(organizationId, webhookId), 0, count - 1);
-    return raw.map((json) => JSON.parse(json) as DeliveryAttempt);
-  }
-
-  async answered(callId: string): Promise<boolean> {
-    return (await this.redis.exists(this.answeredKey(callId))) === 1;
-  }
-
-  /** A call of the organization, by id (null when unknown, too old, or another organization's). */
-  async call(organizationId: string, callId: string): Promise<WebhookCallScheduled | null> {
-    const json = await this.redis.get(this.callKey(organizationId, callId));
-    return json ? (JSON.parse(json) as WebhookCallScheduled) : null;
   }
 }

@@ -1,20 +1,20 @@
-import { isPublicAddress, type EventStore, type Redis, type RunningConsumer } from '@sendline/infra';
+import {
+  isPublicAddress,
+  WebhookDeliveryLog,
+  type EventStore,
+  type Redis,
+  type RunningConsumer,
+  type WebhookDeliveryAttempt,
+} from '@sendline/infra';
 import type { WebhooksService } from '@sendline/application';
-import type { WebhookDisabled } from '@sendline/domain';
+import type { WebhookCallScheduled, WebhookDisabled } from '@sendline/domain';
 import { CallAttempts, type DisableFailingWebhook } from './attempts';
 import { startCaller, type RunningCaller } from './caller';
-import type { WebhookCallScheduled } from './callRecord';
 import type { WebhooksConfig } from './config';
 import { startDispatcher } from './dispatcher';
 import { WebhookHttp } from './http';
 import { startNotices } from './notices';
-import {
-  CachedWebhookDirectory,
-  DeliveryLog,
-  MessageSummaries,
-  type DeliveryAttempt,
-  type WebhookDirectory,
-} from './stores';
+import { CachedWebhookDirectory, MessageSummaries, type WebhookDirectory } from './stores';
 
 export type Log = (level: 'info' | 'warn' | 'error', message: string, fields?: Record<string, unknown>) => void;
 
@@ -38,7 +38,7 @@ export interface WebhooksOptions {
   /** How long an organization's webhooks are kept in memory (default 1 s): a change takes effect within it. */
   directoryCacheMs?: number;
   /** Told of every settled attempt (benchmarks, tests). */
-  onAttempt?: (record: WebhookCallScheduled, attempt: DeliveryAttempt | undefined) => void;
+  onAttempt?: (record: WebhookCallScheduled, attempt: WebhookDeliveryAttempt | undefined) => void;
   /** Disables a webhook that failed every call for `config.disableAfterMs`; absent: none is disabled. */
   disable?: DisableFailingWebhook;
   /** Tells the admins of a disabled webhook (the notices consumer runs only with it). */
@@ -94,7 +94,7 @@ export class Webhooks {
     const attempts = new CallAttempts({
       store,
       directory,
-      log: new DeliveryLog(options.redis),
+      log: new WebhookDeliveryLog(options.redis),
       http,
       secretKey: options.secretKey,
       retryDelaysMs: config.retryDelaysMs,

@@ -1,6 +1,6 @@
-import type { ConsumedEvent, StoredEvent } from '../kafka/eventStore';
+import { slotKey, type BatchRange, type ConsumedEvent, type StoredEvent } from '../kafka/eventStore';
 import type { Redis } from '../redis/client';
-import { slotKey, ViewBatch, type BatchRange } from './positions';
+import { ViewBatch } from './positions';
 
 /** Applies a batch to a view; `range` is the partition and offsets it covers when it comes from the live consumer. */
 export type BatchHandler = (items: ConsumedEvent<StoredEvent>[], range?: BatchRange) => Promise<void>;

@@ -6,12 +6,14 @@
  * Shared by the views: positions.ts (a Redis view's position per partition, kept with its data, and the
  * guarded Lua script that writes both), apply.ts (BatchHandler; the positioned handler of the Redis views),
  * rebuildable.ts (what a replay needs of a view, and the fingerprint), redisRebuild.ts (a Redis view
- * rebuilt in a fresh namespace and swapped in by renaming its keys).
+ * rebuilt in a fresh namespace and swapped in by renaming its keys); projections.ts: which views the projector
+ * keeps, from which topics, under which consumer groups (the projector's and a replay's one list).
  */
 export * from './positions';
 export * from './apply';
 export * from './rebuildable';
 export * from './redisRebuild';
+export * from './projections';
 export * from './suppressions';
 export * from './accounts';
 export * from './audit';

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { InfrastructureError } from '../errors';
+import { slotKey, StoreBehindError, type BatchRange, type ConsumerPositions } from '../kafka/eventStore/positions';
 
 /**
  * Views that keep their position with their data.
@@ -22,34 +22,18 @@ export interface ViewWriter {
 }
 
 /** The view's position does not reach the batch: events before it are missing from the view (it lost writes). */
-export class ViewBehindError extends InfrastructureError {
-  constructor(
-    readonly topic: string,
-    readonly partition: number,
-    /** The next offset the view needs. */
-    readonly nextOffset: bigint,
-  ) {
-    super('ViewBehind', `the view holds ${topic}:${partition} only up to offset ${nextOffset - 1n}`, {
-      retriable: true,
-    });
+export class ViewBehindError extends StoreBehindError {
+  constructor(topic: string, partition: number, nextOffset: bigint) {
+    super(
+      'ViewBehind',
+      `the view holds ${topic}:${partition} only up to offset ${nextOffset - 1n}`,
+      topic,
+      partition,
+      nextOffset,
+    );
     this.name = 'ViewBehindError';
   }
 }
-
-/** Where a batch of one partition comes from: what the guard checks. */
-export interface BatchRange {
-  topic: string;
-  partition: number;
-  /**
-   * The offset the reader asked for: every event of the partition from it up to the batch's last one is in the
-   * batch (Kafka skips offsets compaction removed). Null when the reader makes no such promise (a replay's reads).
-   */
-  from: string | null;
-  /** The batch's last offset (events the view ignores or could not decode included). */
-  to: string;
-}
-
-export const slotKey = (topic: string, partition: number) => `${topic}:${partition}`;
 
 // KEYS[1]: the positions hash; KEYS[2..]: the keys the operations name.
 // ARGV[1]: the slot, ARGV[2]: `from` ('' = no check), ARGV[3]: the batch's last offset, then operations:
@@ -213,8 +197,11 @@ export function definePositionCommands(redis: Redis): void {
   if (!(COMMAND in redis)) redis.defineCommand(COMMAND, { lua: GUARDED_APPLY });
 }
 
-/** A view's positions: the offset of the last event it applied, per topic-partition. */
-export class ViewPositions {
+/**
+ * A view's positions: the offset of the last event it applied, per topic-partition. The event store's consumer
+ * resumes each partition from them and advances them (the projector passes them in as `ConsumeOptions.positions`).
+ */
+export class ViewPositions implements ConsumerPositions {
   constructor(
     private readonly redis: Redis,
     readonly key: string,

@@ -1,4 +1,5 @@
-import { DeliveryLog, DELIVERY_LOG_LENGTH, manualRedelivery, webhookCallCommands } from '@sendline/webhooks';
+import { WebhookDeliveries } from '@sendline/application';
+import { WEBHOOK_DELIVERY_LOG_LENGTH, WebhookDeliveryLog } from '@sendline/infra';
 import { Type } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
@@ -21,7 +22,10 @@ const RetryParams = Type.Object({
 const DeliveriesQuery = Type.Object(
   {
     count: Type.Optional(
-      Type.String({ pattern: '^0*([1-9][0-9]?|100)$', description: `1 to ${DELIVERY_LOG_LENGTH}; default all` }),
+      Type.String({
+        pattern: '^0*([1-9][0-9]?|100)$',
+        description: `1 to ${WEBHOOK_DELIVERY_LOG_LENGTH}; default all`,
+      }),
     ),
   },
   { additionalProperties: true },
@@ -55,9 +59,11 @@ function webhookIdOf(id: string): number {
 }
 
 export function webhookDeliveryRoutes(deps: ApiDependencies) {
-  const log = new DeliveryLog(deps.redis);
-  /** A redelivery is decided by the domain's webhook call decider and appended through the CommandHandler. */
-  const callRecords = webhookCallCommands(deps.store);
+  const deliveries = new WebhookDeliveries({
+    log: new WebhookDeliveryLog(deps.redis),
+    store: deps.store,
+    now: () => deps.now(),
+  });
   /** The organization's webhook, or 404 (another organization's webhook reads as missing). */
   const requireWebhook = async (organizationId: string, id: string) => {
     const webhookId = webhookIdOf(id);
@@ -88,10 +94,10 @@ export function webhookDeliveryRoutes(deps: ApiDependencies) {
       async (request) => {
         const key = requireKey(request);
         const webhookId = await requireWebhook(key.organizationId, request.params.id);
-        const attempts = await log.attempts(
+        const attempts = await deliveries.attempts(
           key.organizationId,
           webhookId,
-          request.query.count === undefined ? DELIVERY_LOG_LENGTH : Number(request.query.count),
+          request.query.count === undefined ? undefined : Number(request.query.count),
         );
         return {
           TotalCount: attempts.length,
@@ -127,14 +133,13 @@ export function webhookDeliveryRoutes(deps: ApiDependencies) {
       async (request) => {
         const key = requireKey(request);
         const webhookId = await requireWebhook(key.organizationId, request.params.id);
-        const first = await log.call(key.organizationId, request.params.deliveryId);
-        if (!first || first.data.webhookId !== webhookId) {
+        const first = await deliveries.redeliver(key.organizationId, webhookId, request.params.deliveryId);
+        if (!first) {
           throw new ApiError('WebhookDeliveryNotFound', {
             webhookId: request.params.id,
             deliveryId: request.params.deliveryId,
           });
         }
-        await callRecords.handle(manualRedelivery(first, deps.now()));
         return { DeliveryID: first.data.callId, Message: 'Redelivery scheduled.' };
       },
     );

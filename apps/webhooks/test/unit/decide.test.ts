@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MessageDelivered, SuppressionAdded } from '@sendline/domain';
-import { callIdOf, decideCalls } from '../../src';
+import { callIdOf } from '@sendline/infra';
+import { decideCalls } from '../../src';
 import { aWebhook, AT, meta, MESSAGE_ID, OTHER_ORG, SUMMARY } from './fixtures';
 
 const delivered: MessageDelivered = {

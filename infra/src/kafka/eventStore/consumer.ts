@@ -3,11 +3,11 @@ import { isOutage } from '../../availability';
 import { declaredRetriable, describeCause, InfrastructureError } from '../../errors';
 import { backoffDelay, sleep, type RetryOptions } from '../../retry';
 import type { EventCodec } from '../../registry/codec';
-import { slotKey, ViewBehindError, type BatchRange } from '../../views/positions';
 import { deadLetterRecord, deadLetterTopicConfig, deadLetterTopicOf, ensureTopics, MAX_EVENT_BYTES } from '../topics';
 import { decodeBatch, decodedEvents, outageDelay } from './decodeBatch';
 import type { ConsumedEvent, StoredEvent } from './events';
 import { withAdmin } from './kafka';
+import { slotKey, StoreBehindError, type BatchRange, type ConsumerPositions } from './positions';
 import type { EventProducer } from './producer';
 
 export interface ConsumeOptions {
@@ -18,7 +18,7 @@ export interface ConsumeOptions {
   /**
    * A whole batch at once (projectors writing in bulk); falls back to single events when it throws. `range` says
    * which partition the batch is of and which offsets it covers (for a handler that keeps its position). A
-   * handler whose store is behind `range.from` throws ViewBehindError: the consumer seeks back to where the store
+   * handler whose store is behind `range.from` throws StoreBehindError (a view's ViewBehindError): the consumer seeks back to where the store
    * is and commits nothing.
    */
   handleBatch?: (items: ConsumedEvent<StoredEvent>[], range: BatchRange) => Promise<void>;
@@ -57,14 +57,6 @@ export interface ConsumeOptions {
   eventTypes?: readonly string[];
   sessionTimeoutMs?: number;
   onError?: (error: unknown, item: ConsumedEvent<StoredEvent> | undefined) => void;
-}
-
-/** Where the handler's store stands, per partition (see ConsumeOptions.positions). */
-export interface ConsumerPositions {
-  /** The offset of the last event the store applied, or null when it holds none. */
-  applied(topic: string, partition: number): Promise<bigint | null>;
-  /** Records that every event up to `offset` was dealt with (dead-lettered or undecodable ones included). */
-  advance(topic: string, partition: number, offset: string): Promise<void>;
 }
 
 export interface RunningConsumer {
@@ -208,7 +200,7 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
       const lastOffset = batch.messages.at(-1)?.offset;
       /** The handler's store is behind this batch: go back to where it is, drop the batch, commit nothing. */
       const behind = (error: unknown): boolean => {
-        if (!(error instanceof ViewBehindError)) return false;
+        if (!(error instanceof StoreBehindError)) return false;
         seekTo(error.topic, error.partition, error.nextOffset);
         return true;
       };

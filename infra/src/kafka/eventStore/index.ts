@@ -9,6 +9,8 @@
  *   batch, or handed off and committed once settled), beside `consume`;
  * - `groups.ts`: where a consumer group that never committed starts (`positionNewGroup`: earliest or latest);
  * - `reader.ts`: one-off reads for a replay (`readAll`, `readRange`) and of one event (`readAt`);
+ * - `positions.ts`: what the loop asks of a handler that keeps its own position (its store implements it, its
+ *   caller passes it in: the event store knows no view);
  * - `decodeBatch.ts`: a fetched batch decoded into events, the one way every consumer does it;
  * - `kafka.ts`: the kafkajs client and its log lines; `events.ts`: the shapes of what is stored and read.
  *
@@ -33,7 +35,8 @@ import {
   type ScheduledRecord,
 } from './scheduled';
 
-export type { ConsumeOptions, ConsumerPositions, RunningConsumer } from './consumer';
+export type { ConsumeOptions, RunningConsumer } from './consumer';
+export { slotKey, StoreBehindError, type BatchRange, type ConsumerPositions } from './positions';
 export {
   decodeBatch,
   decodedEvents,

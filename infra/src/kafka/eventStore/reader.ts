@@ -3,11 +3,11 @@ import type { Kafka } from 'kafkajs';
 import { InfrastructureError } from '../../errors';
 import { sleep } from '../../retry';
 import type { EventCodec } from '../../registry/codec';
-import { slotKey } from '../../views/positions';
 import { MAX_EVENT_BYTES } from '../topics';
 import { decodeBatch, decodedEvents, outageDelay } from './decodeBatch';
 import type { ConsumedEvent, StoredEvent } from './events';
 import { withAdmin } from './kafka';
+import { slotKey } from './positions';
 
 /** `topic:partition` → the offsets to read, `from` included, `to` not. */
 export type OffsetRanges = Map<string, { from: bigint; to: bigint }>;

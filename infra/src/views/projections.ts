@@ -1,4 +1,4 @@
-import { deadLetterTopicOf, type TopicNames } from '@sendline/infra';
+import { deadLetterTopicOf, type TopicNames } from '../kafka/topics';
 
 /**
  * The projections the projector runs: which views, from which topics, under which consumer groups. How each

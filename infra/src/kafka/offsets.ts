@@ -3,12 +3,10 @@
  * projection stands, what is left to read). Reading the events themselves is the event store's (`readRange`).
  */
 import type { Admin } from 'kafkajs';
-import { withAdmin, type EventStore } from '@sendline/infra';
+import { slotKey, withAdmin, type EventStore } from './eventStore';
 
 /** `topic:partition` → an offset. */
 export type Offsets = Map<string, bigint>;
-
-export const slotOf = (topic: string, partition: number) => `${topic}:${partition}`;
 
 export interface PartitionLag {
   topic: string;
@@ -27,7 +25,7 @@ export async function topicOffsets(
   const result = new Map<string, { low: bigint; high: bigint }>();
   for (const topic of topics) {
     for (const p of await admin.fetchTopicOffsets(topic)) {
-      result.set(slotOf(topic, p.partition), { low: BigInt(p.low), high: BigInt(p.high) });
+      result.set(slotKey(topic, p.partition), { low: BigInt(p.low), high: BigInt(p.high) });
     }
   }
   return result;
@@ -40,7 +38,7 @@ export async function consumerLag(admin: Admin, groupId: string, topics: string[
   const lags: PartitionLag[] = [];
   for (const { topic, partitions } of committed) {
     for (const { partition, offset } of partitions) {
-      const end = ends.get(slotOf(topic, partition));
+      const end = ends.get(slotKey(topic, partition));
       if (!end) continue;
       const done = BigInt(offset) >= 0n ? BigInt(offset) : end.low;
       lags.push({ topic, partition, committed: offset, high: String(end.high), lag: Number(end.high - done) });
@@ -58,7 +56,7 @@ export function committedOffsets(store: EventStore, groupId: string, topics: str
       for (const { partition, offset } of partitions) {
         const value = BigInt(offset);
         if (value >= 0n) any = true;
-        result.set(slotOf(topic, partition), value < 0n ? 0n : value);
+        result.set(slotKey(topic, partition), value < 0n ? 0n : value);
       }
     }
     return any ? result : null;

@@ -1,23 +1,34 @@
 import { randomUUID } from 'node:crypto';
-import type { Logger } from 'pino';
 import {
   rebuildAccounts,
   rebuildActivity,
   rebuildAllowance,
   rebuildAudit,
   rebuildDeadLetters,
+  committedOffsets,
+  endOffsets,
+  groupHasMembers,
+  groupOf,
   rebuildSuppressions,
+  remaining,
+  slotKey,
+  topicsOf,
   type ClickHouseClient,
   type ConsumedEvent,
   type EventStore,
+  type Offsets,
   type OrganizationFingerprint,
+  type ProjectionName,
   type RebuildableView,
   type Redis,
   type StoredEvent,
   type ViewFingerprints,
 } from '@sendline/infra';
-import { committedOffsets, endOffsets, groupHasMembers, remaining, slotOf, type Offsets } from './offsets';
-import { groupOf, topicsOf, type ProjectionName } from './projections';
+
+/** Where a replay says how it went (pino's `info` fits). */
+export interface ReplayLogger {
+  info(fields: object, message: string): void;
+}
 
 export type ReplayableView = ProjectionName;
 
@@ -51,7 +62,7 @@ export interface ReplayOptions {
   now?: () => number;
   /** At most this many differences are listed in the report (default 50). */
   maxDifferences?: number;
-  logger?: Logger;
+  logger?: ReplayLogger;
 }
 
 /** How far the rebuild has read: events read, of `total` (the topics' size, which grows while they are read). */
@@ -125,7 +136,7 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
       topics,
       async (items) => {
         for (const { position: p } of items) {
-          const slot = slotOf(p.topic, p.partition);
+          const slot = slotKey(p.topic, p.partition);
           const next = BigInt(p.offset) + 1n;
           if (next > (position.get(slot) ?? 0n)) position.set(slot, next);
         }
