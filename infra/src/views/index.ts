@@ -1,7 +1,7 @@
 /**
  * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/` and `allowance/` (Redis),
- * `activity/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch is applied to
- * it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
+ * `activity/` and `deadLetters/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch
+ * is applied to it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
  *
  * Shared by the views: positions.ts (a Redis view's position per partition, kept with its data, and the
  * guarded Lua script that writes both), apply.ts (BatchHandler; the positioned handler of the Redis views),
@@ -19,3 +19,4 @@ export * from './accounts';
 export * from './audit';
 export * from './allowance';
 export * from './activity';
+export * from './deadLetters';

@@ -5,8 +5,8 @@
  * inserts in tables.ts), how a batch is applied (apply.ts), the retention sweep (retention.ts), the fingerprint
  * per organization (fingerprint.ts), and how a replay rebuilds it into a fresh database and swaps its tables
  * in (rebuild.ts). The API's other reads share query.ts: bounces (bounces.ts), outbound statistics (stats.ts) and a
- * sent message's MIME source, rebuilt from its accepted event (dump.ts). The organizations' dead letters, for the
- * console's recent problems, have a table and a projection of their own (deadLetters.ts).
+ * sent message's MIME source, rebuilt from its accepted event (dump.ts). The organizations' dead letters are a view
+ * of their own (../deadLetters/), written through this store's tables.
  */
 export * from './types';
 export * from './rows';
@@ -23,5 +23,4 @@ export * from './dump';
 export * from './retention';
 export * from './fingerprint';
 export * from './rebuild';
-export * from './deadLetters';
 export * from './returnedMessages';

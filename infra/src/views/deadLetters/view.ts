@@ -1,12 +1,8 @@
 import type { KafkaMessage } from 'kafkajs';
-import { sqlIdentifier, sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
-import { migrate } from '../../clickhouse/migrations';
+import { sqlNumber, sqlString } from '../../clickhouse/client';
 import type { ConsumedEvent } from '../../kafka/eventStore';
-import type { BatchHandler } from '../apply';
-import type { OrganizationFingerprint, RebuildableView } from '../rebuildable';
-import type { ActivityQueries } from './query';
-import { utcDay } from './rows';
-import { ActivityTables } from './tables';
+import type { ActivityQueries } from '../activity/query';
+import { utcDay } from '../activity/rows';
 
 /**
  * Dead letters of the organizations' messages (table `dead_letters`, migration 0003): an event of `email.messages`
@@ -35,7 +31,8 @@ export interface DeadLetterRow {
   attempts: number;
 }
 
-const COLUMNS = [
+/** The columns of `dead_letters`, in the order rows are written. */
+export const DEAD_LETTER_COLUMNS = [
   ['organization_id', 'string'],
   ['day', 'string'],
   ['dead_at_ms', 'number'],
@@ -98,15 +95,6 @@ export function deadLetterRow({ event, position, message }: ConsumedEvent): Dead
   };
 }
 
-/** Writes a batch of dead-letter records to `<database>.dead_letters` (a batch written twice is one set of rows). */
-export function deadLettersHandler(client: ClickHouseClient, database: string): BatchHandler {
-  const tables = new ActivityTables(client, database);
-  return async (items) => {
-    const rows = items.map(deadLetterRow).filter((row): row is DeadLetterRow => row !== null);
-    await tables.insert('dead_letters', rows, COLUMNS);
-  };
-}
-
 export interface DeadLetterReader {
   /** The organization's newest dead letters, newest first, `count` at most. */
   recent(organizationId: string, count: number): Promise<DeadLetter[]>;
@@ -134,74 +122,4 @@ export class ClickHouseDeadLetterReader implements DeadLetterReader {
       attempts: Number(row.attempts),
     }));
   }
-}
-
-/** The dead letters' fingerprint per organization: how many, and a checksum of what the console shows. */
-async function deadLetterFingerprints(
-  client: ClickHouseClient,
-  db: string,
-): Promise<Map<string, OrganizationFingerprint>> {
-  const rows = await (
-    await client.query({
-      query:
-        `SELECT organization_id, count() AS rows, toString(groupBitXor(cityHash64(dead_at_ms, dead_letter_topic, ` +
-        `dead_letter_partition, dead_letter_offset, source_topic, consumer_group, event_type, event_id, message_id, ` +
-        `subject, error, error_code, attempts))) AS checksum FROM ${db}.dead_letters FINAL GROUP BY organization_id`,
-      format: 'JSONEachRow',
-    })
-  ).json<{ organization_id: string; rows: string; checksum: string }>();
-  return new Map(
-    rows.map((row) => [
-      row.organization_id,
-      {
-        organizationId: row.organization_id,
-        count: Number(row.rows),
-        checksum: BigInt(row.checksum).toString(16),
-        counts: { deadLetters: Number(row.rows) },
-      },
-    ]),
-  );
-}
-
-/**
- * The dead letters rebuilt from the dead-letter topics into a fresh database (`<database>_replay_<id>`, created by
- * the migrations) and swapped in with one RENAME TABLE, as the activity store's replay does.
- */
-export function rebuildDeadLetters(client: ClickHouseClient, database: string, id: string): RebuildableView {
-  const live = sqlIdentifier(database);
-  const rebuilt = sqlIdentifier(`${database}_dead_letters_replay_${id}`);
-  const intoRebuilt = deadLettersHandler(client, rebuilt);
-  const intoLive = deadLettersHandler(client, database);
-  const drop = () => client.command({ query: `DROP DATABASE IF EXISTS ${rebuilt}` });
-  return {
-    live,
-    rebuilt,
-    prepare: async () => {
-      await drop();
-      await migrate(client, rebuilt);
-    },
-    apply: intoRebuilt,
-    settle: async () => undefined,
-    fingerprints: async () => {
-      const [a, b] = await Promise.all([deadLetterFingerprints(client, live), deadLetterFingerprints(client, rebuilt)]);
-      return { live: a, rebuilt: b };
-    },
-    swap: async () => {
-      await client.command({
-        query:
-          `RENAME TABLE ${live}.dead_letters TO ${rebuilt}.dead_letters_previous, ` +
-          `${rebuilt}.dead_letters TO ${live}.dead_letters`,
-      });
-    },
-    applyToLive: intoLive,
-    settleLive: async () => undefined,
-    discard: async () => {
-      await drop();
-    },
-    retire: async (keep) => {
-      if (keep) return `${rebuilt}.dead_letters_previous`;
-      await drop();
-      return undefined;
-    },
-  };
 }
