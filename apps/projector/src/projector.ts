@@ -1,26 +1,12 @@
 import {
-  accountsHandler,
-  activityHandler,
-  AccountsView,
-  allowanceHandler,
-  auditHandler,
-  AuditView,
-  AllowanceView,
   archiverGroupOf,
-  ClickHouseActivityWriter,
   consumerLag,
-  deadLettersHandler,
-  deadLetterTopicConfig,
   groupOf,
-  positionsKeyOf,
   PROJECTIONS,
-  REDIS_PROJECTIONS,
-  suppressionsHandler,
-  SuppressionView,
   topicsOf,
-  ViewPositions,
+  viewOf,
   type ActivityWriterOptions,
-  type BatchHandler,
+  type ClickHouseActivityWriter,
   type ClickHouseClient,
   type EventStore,
   type PartitionLag,
@@ -105,38 +91,18 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
   const timers: { lag?: NodeJS.Timeout } = {};
 
   const namespace = options.namespace ?? 'sl';
-  const positionsKey = (projection: ProjectionName) => positionsKeyOf(namespace, projection);
-  const handlerOf = (projection: ProjectionName): BatchHandler => {
-    switch (projection) {
-      case 'accounts':
-        return accountsHandler(new AccountsView(options.redis, namespace), options.redis, positionsKey(projection));
-      case 'audit':
-        return auditHandler(new AuditView(options.redis, namespace), options.redis, positionsKey(projection));
-      case 'suppressions':
-        return suppressionsHandler(
-          new SuppressionView(options.redis, namespace),
-          options.redis,
-          positionsKey(projection),
-        );
-      case 'allowance':
-        return allowanceHandler(new AllowanceView(namespace), options.redis, positionsKey(projection));
-      case 'activity':
-        writer = new ClickHouseActivityWriter(options.clickhouse, options.database, {
-          ...options.writer,
-          onFlush: (stats) => {
-            metrics.flushSeconds.observe(stats.durationMs / 1000);
-            logger.debug({ flush: stats }, 'activity rows written');
-            if (stats.orphans > 0) {
-              metrics.orphans.inc(stats.orphans);
-              logger.warn({ orphans: stats.orphans }, 'outcome events of unknown messages skipped');
-            }
-            options.writer?.onFlush?.(stats);
-          },
-        });
-        return activityHandler(writer);
-      case 'deadLetters':
-        return deadLettersHandler(options.clickhouse, options.database);
-    }
+  // The activity writer's flushes are measured and logged here; what a view needs is in its registry entry.
+  const writerOptions: ActivityWriterOptions = {
+    ...options.writer,
+    onFlush: (stats) => {
+      metrics.flushSeconds.observe(stats.durationMs / 1000);
+      logger.debug({ flush: stats }, 'activity rows written');
+      if (stats.orphans > 0) {
+        metrics.orphans.inc(stats.orphans);
+        logger.warn({ orphans: stats.orphans }, 'outcome events of unknown messages skipped');
+      }
+      options.writer?.onFlush?.(stats);
+    },
   };
 
   const refreshLag = async () => {
@@ -175,7 +141,7 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
     logger.info('Redis is back; the Redis views resume from their own positions');
     for (const [i, projection] of projections.entries()) {
       const consumer = consumers[i];
-      if (!consumer || !REDIS_PROJECTIONS.includes(projection)) continue;
+      if (!consumer || viewOf(projection).store !== 'redis') continue;
       void (async () => {
         // Redis may drop again while it settles: a few tries (a batch's guard still catches a view behind).
         for (let attempt = 1; attempt <= 5; attempt++) {
@@ -211,15 +177,21 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
   };
 
   try {
-    if (projections.includes('deadLetters')) {
-      // The dead-letter topics exist once a consumer of their topic started; the projector may start first.
-      const { messages, deliveryRetries } = options.store.topics;
-      await options.store.ensureTopics([messages, deliveryRetries].map(deadLetterTopicConfig));
-    }
     for (const projection of projections) {
+      const view = viewOf(projection);
+      const ensure = view.ensureTopics?.(options.store.topics);
+      if (ensure) await options.store.ensureTopics(ensure);
       const groupId = groupOf(projection, options.groupPrefix);
       groups[projection] = groupId;
-      const handle = handlerOf(projection);
+      const projected = view.project({
+        redis: options.redis,
+        namespace,
+        clickhouse: options.clickhouse,
+        database: options.database,
+        writer: writerOptions,
+      });
+      if (projected.writer) writer = projected.writer;
+      const handle = projected.handle;
       consumers.push(
         await options.store.consume({
           groupId,
@@ -236,9 +208,7 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
           },
           // A Redis view resumes from its own position, not from the group's committed offset (the activity
           // store in ClickHouse is idempotent by its table engine and keeps the group's offsets).
-          ...(REDIS_PROJECTIONS.includes(projection)
-            ? { positions: new ViewPositions(options.redis, positionsKey(projection)) }
-            : {}),
+          ...(projected.positions ? { positions: projected.positions } : {}),
           onError: (error, item) => {
             metrics.failures.inc({ projection });
             logger.warn(

@@ -6,14 +6,14 @@
  * Shared by the views: positions.ts (a Redis view's position per partition, kept with its data, and the
  * guarded Lua script that writes both), apply.ts (BatchHandler; the positioned handler of the Redis views),
  * rebuildable.ts (what a replay needs of a view, and the fingerprint), redisRebuild.ts (a Redis view
- * rebuilt in a fresh namespace and swapped in by renaming its keys); projections.ts: which views the projector
- * keeps, from which topics, under which consumer groups (the projector's and a replay's one list).
+ * rebuilt in a fresh namespace and swapped in by renaming its keys); registry.ts: the one list of views, each
+ * with its topics, its store, its handler and its rebuild (what the projector, a replay and `admin replay` read).
  */
 export * from './positions';
 export * from './apply';
 export * from './rebuildable';
 export * from './redisRebuild';
-export * from './projections';
+export * from './registry';
 export * from './suppressions';
 export * from './accounts';
 export * from './audit';
