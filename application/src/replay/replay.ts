@@ -1,18 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import {
-  rebuildAccounts,
-  rebuildActivity,
-  rebuildAllowance,
-  rebuildAudit,
-  rebuildDeadLetters,
   committedOffsets,
   endOffsets,
   groupHasMembers,
   groupOf,
-  rebuildSuppressions,
   remaining,
   slotKey,
   topicsOf,
+  viewOf,
   type ClickHouseClient,
   type ConsumedEvent,
   type EventStore,
@@ -123,7 +118,8 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
   const topics = topicsOf(view, store.topics);
   const liveGroup = options.liveGroupId ?? groupOf(view);
   const id = randomUUID().replace(/-/g, '').slice(0, 12);
-  const target = rebuildableView(view, options, id);
+  // The view's copy to rebuild, next to the live view the options name (its registry entry knows how).
+  const target: RebuildableView = viewOf(view).rebuild(options, id);
   const log = options.logger;
 
   await target.prepare();
@@ -215,30 +211,6 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
     if (!swapped) await target.discard().catch(() => undefined);
     throw error;
   }
-}
-
-/** The view's copy to rebuild, next to the live view the options name. */
-function rebuildableView(view: ReplayableView, options: ReplayOptions, id: string): RebuildableView {
-  if (view === 'activity') {
-    const { clickhouse, database } = options;
-    if (!clickhouse || !database) throw new Error('replaying activity needs options.clickhouse and options.database');
-    return rebuildActivity(clickhouse, database, id, options.now);
-  }
-  if (view === 'deadLetters') {
-    const { clickhouse, database } = options;
-    if (!clickhouse || !database)
-      throw new Error('replaying deadLetters needs options.clickhouse and options.database');
-    return rebuildDeadLetters(clickhouse, database, id);
-  }
-  const redis = options.redis;
-  if (!redis) throw new Error(`replaying ${view} needs options.redis`);
-  const rebuild = {
-    suppressions: rebuildSuppressions,
-    accounts: rebuildAccounts,
-    audit: rebuildAudit,
-    allowance: rebuildAllowance,
-  }[view];
-  return rebuild(redis, options.namespace ?? 'sl', id);
 }
 
 function summarize(report: ReplayReport, options: ReplayOptions): string {
