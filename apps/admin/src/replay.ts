@@ -1,17 +1,15 @@
 import cliProgress from 'cli-progress';
 import { replayView, type ReplayProgress, type ReplayReport } from '@sendline/application';
-import { createClickHouse, type ClickHouseClient } from '@sendline/infra';
+import { createClickHouse, viewOf, type ClickHouseClient, type ProjectionName } from '@sendline/infra';
 import type { AdminContext } from './context';
 import { fields } from './format';
 
 /**
  * `admin replay <view>` delegates to `replayView` of '@sendline/application' (application/src/replay/):
  * it rebuilds the view from its topics into a fresh copy, compares it with the live one (count and
- * checksum per organization), and swaps it in only when they agree.
+ * checksum per organization), and swaps it in only when they agree. Every view of the registry can be replayed
+ * (infra/src/views/registry.ts); a ClickHouse view gets a ClickHouse client of its own.
  */
-
-export const REPLAY_VIEWS = ['suppressions', 'activity', 'accounts', 'audit', 'allowance', 'deadLetters'] as const;
-export type ReplayViewName = (typeof REPLAY_VIEWS)[number];
 
 export interface ReplayCommandOptions {
   dryRun?: boolean;
@@ -55,14 +53,14 @@ export function replayProgressBar(view: string, stream: NodeJS.WritableStream) {
 
 /** Runs the replay; the progress bar goes to stderr. */
 export async function replay(
-  view: ReplayViewName,
+  view: ProjectionName,
   context: AdminContext,
   options: ReplayCommandOptions,
 ): Promise<ReplayReport> {
   let clickhouse: ClickHouseClient | undefined;
   const bar = options.progress === false ? undefined : replayProgressBar(view, process.stderr);
   try {
-    if (view === 'activity' || view === 'deadLetters') clickhouse = createClickHouse(context.addresses.clickhouseUrl);
+    if (viewOf(view).store === 'clickhouse') clickhouse = createClickHouse(context.addresses.clickhouseUrl);
     return await replayView(view, {
       store: context.eventStore,
       redis: context.redisClient,
