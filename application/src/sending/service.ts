@@ -6,6 +6,7 @@ import {
   uniqueRecipients,
   validateSendRequest,
   type AddressListParser,
+  type DomainErrorCode,
   type MessageCommand,
   type MessageEvent,
   type MessageState,
@@ -17,30 +18,42 @@ import {
   type AccountsView,
   type AllowanceCounter,
   type EventAppender,
+  type OrganizationRecord,
   type SuppressionView,
 } from '@sendline/infra';
 
-/**
- * Postmark's send result for an accepted message (the 200 answer of POST /email, an entry of POST /email/batch).
- * The API's TypeBox schema of the same name describes it on the wire.
- */
-export interface AcceptedSend {
-  To: string;
-  Cc?: string;
-  Bcc?: string;
-  SubmittedAt: string;
-  MessageID: string;
-  ErrorCode: 0;
-  Message: string;
+/** A message the send path accepted: its id, when it was submitted, and whom it goes to. */
+export interface AcceptedMessage {
+  messageId: string;
+  /** Epoch milliseconds (the first attempt's, for a request retried with its Idempotency-Key). */
+  submittedAt: number;
+  /** The addresses of To, Cc and Bcc, each list in the request's order (Cc and Bcc may be empty). */
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  /** Recipients left out because they are suppressed (the message still goes to the others). */
+  suppressedRecipients: string[];
+  /** Sent with a test key: checked, nothing appended. */
+  test: boolean;
 }
 
 /**
- * What became of one message: accepted, or refused with a code of the error catalogue (a DomainErrorCode or
- * 'SenderSignatureNotFound' / 'SenderSignatureNotConfirmed' / 'NotAllowedToSend') and the parameters of its message.
+ * Why a message was refused: a rule of the domain (the request's validation, the message decider: `reason` is its
+ * words, `suppressed` the addresses when every recipient is suppressed), or a check of the send path itself.
  */
-export type SendDecision =
-  | { ok: true; result: AcceptedSend }
-  | { ok: false; code: string; params: Record<string, string | string[] | undefined> };
+export type SendRefusal =
+  | { code: DomainErrorCode; reason: string; suppressed?: readonly string[] }
+  /** From is not on a domain of the organization. */
+  | { code: 'SenderSignatureNotFound'; from: string }
+  /** From's domain belongs to the organization but is not verified yet. */
+  | { code: 'SenderSignatureNotConfirmed'; domain: string }
+  /** The organization's sending allowance is used up. */
+  | { code: 'NotAllowedToSend' };
+
+export type SendRefusalCode = SendRefusal['code'];
+
+/** What became of one message. */
+export type SendResult = { ok: true; accepted: AcceptedMessage } | { ok: false; refusal: SendRefusal };
 
 /** Who sends: an organization, with a live key (appends, uses the allowance) or a test key (checks only). */
 export interface SendingAs {
@@ -57,7 +70,7 @@ export interface IdempotentRequest {
   submittedAt: number;
 }
 
-export interface SendingServiceOptions {
+export interface SendUseCaseOptions {
   store: EventAppender;
   accounts: Pick<AccountsView, 'domain' | 'organization'>;
   suppressions: Pick<SuppressionView, 'suppressedAmongMany'>;
@@ -72,44 +85,67 @@ export interface SendingServiceOptions {
 
 const ID_NAMESPACE = 'sendline.message';
 
-/** A message that passed every check and waits for its events to be appended. */
-interface Decided {
-  /** The message's position in the request. */
+/** One request of a send: who sends, when, and how its messages' ids are drawn. */
+interface SendContext {
+  sender: SendingAs;
+  now: number;
+  idempotency?: IdempotentRequest;
+}
+
+/** A message that passed validation, at its position in the request. */
+interface Valid {
   index: number;
-  messageId: string;
+  message: OutboundMessage;
+}
+
+/** A valid message whose From is on a verified domain, with its recipients found among the suppressions. */
+interface Checked extends Valid {
+  suppressed: Set<string>;
+}
+
+/** A message the domain accepted, waiting for the allowance and the append. */
+interface Decided {
+  index: number;
   events: MessageEvent[];
-  result: AcceptedSend;
+  accepted: AcceptedMessage;
+  /** Recipients it is sent to (the allowance counts them). */
   activeCount: number;
 }
 
-function formatList(mailboxes: { email: string; name?: string }[]): string {
-  return mailboxes.map((m) => m.email).join(', ');
+/** What the views know for a request: its senders' domains, its recipients among the suppressions, its allowance. */
+interface ViewsRead {
+  domains: Map<string, Awaited<ReturnType<AccountsView['domain']>> | undefined>;
+  suppressed: Set<string>[];
+  organization: OrganizationRecord | null;
 }
 
-function refused(code: string, params: Record<string, string | string[] | undefined> = {}): SendDecision {
-  return { ok: false, code, params };
+const addresses = (mailboxes: { email: string }[]): string[] => mailboxes.map((m) => m.email);
+
+function refused(refusal: SendRefusal): SendResult {
+  return { ok: false, refusal };
 }
 
 /**
- * The send path: request valid → From on a verified domain of the organization → recipients split against the
+ * The send use case: request valid → From on a verified domain of the organization → recipients split against the
  * suppression view → allowance reserved for the active recipients → MessageAccepted appended (acknowledged by
- * Kafka) → the result. The rules themselves are the domain's; this only wires them.
+ * Kafka) → what became of each message. The rules themselves are the domain's; this only wires them, and knows
+ * nothing of HTTP (the API turns a result into Postmark's answer).
  */
-export class SendingService {
+export class SendUseCase {
   /** Nothing to apply after the append: no view of the caller reads a message back (the projector fills them). */
   private readonly messages: CommandHandler<MessageState, MessageCommand, MessageEvent>;
   private readonly parse: AddressListParser;
 
-  constructor(private readonly deps: SendingServiceOptions) {
+  constructor(private readonly deps: SendUseCaseOptions) {
     this.messages = new CommandHandler({ decider: messageDecider, store: deps.store });
     this.parse = deps.parseAddressList ?? parseAddressList;
   }
 
   /** Sends one message. */
-  async send(sender: SendingAs, body: unknown, idempotency?: IdempotentRequest): Promise<SendDecision> {
-    const [outcome] = await this.sendMany(sender, [body], idempotency);
-    if (!outcome) throw new Error('the send path decided nothing for the message');
-    return outcome;
+  async send(sender: SendingAs, body: unknown, idempotency?: IdempotentRequest): Promise<SendResult> {
+    const [result] = await this.sendMany(sender, [body], idempotency);
+    if (!result) throw new Error('the send path decided nothing for the message');
+    return result;
   }
 
   /**
@@ -118,120 +154,164 @@ export class SendingService {
    * and its position, and its time is the first attempt's: a retry appends the very same MessageAccepted
    * (same MessageID, event id and time), which every consumer takes for the first.
    */
-  async sendMany(sender: SendingAs, bodies: unknown[], idempotency?: IdempotentRequest): Promise<SendDecision[]> {
-    const org = sender.organizationId;
-    const now = idempotency?.submittedAt ?? this.deps.now();
-    const idsOf = (index: number): { messageId: string; eventId: string } => {
-      if (!idempotency) return { messageId: this.deps.newId(), eventId: this.deps.newId() };
-      const messageId = nameBasedId(ID_NAMESPACE, org, idempotency.key, idempotency.requestHash, index);
-      return { messageId, eventId: nameBasedId(ID_NAMESPACE, messageId, 'MessageAccepted') };
-    };
-    const outcomes: SendDecision[] = [];
-    const decided: Decided[] = [];
+  async sendMany(sender: SendingAs, bodies: unknown[], idempotency?: IdempotentRequest): Promise<SendResult[]> {
+    const context: SendContext = { sender, now: idempotency?.submittedAt ?? this.deps.now(), idempotency };
+    const results: SendResult[] = [];
+    const refuse = (index: number, refusal: SendRefusal) => (results[index] = refused(refusal));
 
-    // 1. Validation.
-    const valid: { index: number; message: OutboundMessage }[] = [];
+    const valid = this.validate(bodies, refuse);
+    if (valid.length === 0) return results;
+    const views = await this.readViews(context, valid);
+    const checked = this.checkSenders(valid, views, refuse);
+    const decided = this.decide(context, checked, refuse);
+    if (decided.length === 0) return results;
+    const allowed = await this.allowance(context, decided, views.organization, refuse);
+    if (sender.mode !== 'test') await this.append(allowed);
+    for (const entry of allowed) results[entry.index] = { ok: true, accepted: entry.accepted };
+    return results;
+  }
+
+  /** 1. Each request against the domain's rules: an invalid one is refused with the rule's code and words. */
+  private validate(bodies: unknown[], refuse: (index: number, refusal: SendRefusal) => void): Valid[] {
+    const valid: Valid[] = [];
     for (const [index, body] of bodies.entries()) {
       const validation = validateSendRequest(body, this.parse);
-      if (!validation.ok) {
-        outcomes[index] = refused(validation.error.code, { detail: validation.error.message });
-        continue;
-      }
-      valid.push({ index, message: validation.message });
+      if (validation.ok) valid.push({ index, message: validation.message });
+      else refuse(index, { code: validation.error.code, reason: validation.error.message });
     }
+    return valid;
+  }
 
-    // 2. What the views know, read at once (Redis auto-pipelining sends these reads together): the senders'
-    //    domains, the recipients among the suppressions, and the organization's allowance.
+  /**
+   * 2. What the views know, read at once (Redis auto-pipelining sends these reads together): the senders' domains,
+   *    the recipients among the suppressions, and the organization's allowance.
+   */
+  private async readViews(context: SendContext, valid: Valid[]): Promise<ViewsRead> {
+    const org = context.sender.organizationId;
     const domainNames = [...new Set(valid.map((item) => addressDomain(item.message.from.email)))];
-    const [domainStates, suppressedOfValid, organization] =
-      valid.length === 0
-        ? [[], [], null]
-        : await Promise.all([
-            Promise.all(domainNames.map((name) => this.deps.accounts.domain(org, name))),
-            this.deps.suppressions.suppressedAmongMany(
-              org,
-              valid.map((item) => uniqueRecipients(item.message)),
-            ),
-            this.deps.accounts.organization(org),
-          ]);
-    const domains = new Map(domainNames.map((name, i) => [name, domainStates[i]]));
-    const checked: ((typeof valid)[number] & { suppressed: Set<string> })[] = [];
+    const [domainStates, suppressed, organization] = await Promise.all([
+      Promise.all(domainNames.map((name) => this.deps.accounts.domain(org, name))),
+      this.deps.suppressions.suppressedAmongMany(
+        org,
+        valid.map((item) => uniqueRecipients(item.message)),
+      ),
+      this.deps.accounts.organization(org),
+    ]);
+    return { domains: new Map(domainNames.map((name, i) => [name, domainStates[i]])), suppressed, organization };
+  }
+
+  /** 3. From on a domain of the organization, and that domain verified. */
+  private checkSenders(
+    valid: Valid[],
+    views: ViewsRead,
+    refuse: (index: number, refusal: SendRefusal) => void,
+  ): Checked[] {
+    const checked: Checked[] = [];
     for (const [i, item] of valid.entries()) {
       const domainName = addressDomain(item.message.from.email);
-      const domain = domains.get(domainName);
-      if (!domain) outcomes[item.index] = refused('SenderSignatureNotFound', { from: item.message.from.email });
-      else if (!domain.verified) outcomes[item.index] = refused('SenderSignatureNotConfirmed', { domain: domainName });
-      else checked.push({ ...item, suppressed: suppressedOfValid[i] ?? new Set() });
+      const domain = views.domains.get(domainName);
+      if (!domain) refuse(item.index, { code: 'SenderSignatureNotFound', from: item.message.from.email });
+      else if (!domain.verified) refuse(item.index, { code: 'SenderSignatureNotConfirmed', domain: domainName });
+      else checked.push({ ...item, suppressed: views.suppressed[i] ?? new Set() });
     }
+    return checked;
+  }
 
-    // 3. The domain decides.
+  /** 4. The message decider accepts each message (its suppressed recipients left out) or refuses it. */
+  private decide(
+    context: SendContext,
+    checked: Checked[],
+    refuse: (index: number, refusal: SendRefusal) => void,
+  ): Decided[] {
+    const decided: Decided[] = [];
     for (const item of checked) {
-      const { messageId, eventId } = idsOf(item.index);
+      const { messageId, eventId } = this.idsOf(context, item.index);
       const decision = this.messages.decide({
         type: 'AcceptMessage',
         data: { messageId, message: item.message, suppressedAddresses: item.suppressed },
-        metadata: { organizationId: org, now, eventIds: [eventId] },
+        metadata: { organizationId: context.sender.organizationId, now: context.now, eventIds: [eventId] },
       });
       if (!decision.ok) {
-        const addresses = (decision.error.details?.suppressed as string[] | undefined) ?? [];
-        outcomes[item.index] = refused(decision.error.code, { addresses, detail: decision.error.message });
+        const suppressed = decision.error.details?.suppressed as string[] | undefined;
+        refuse(item.index, {
+          code: decision.error.code,
+          reason: decision.error.message,
+          ...(suppressed ? { suppressed } : {}),
+        });
         continue;
       }
       const { events } = decision;
-      const accepted = events.find((event) => event.type === 'MessageAccepted');
-      const data = accepted?.type === 'MessageAccepted' ? accepted.data : undefined;
-      const suppressedHere = data?.suppressedRecipients ?? [];
-      const result: AcceptedSend = {
-        To: formatList(item.message.to),
-        ...(item.message.cc.length ? { Cc: formatList(item.message.cc) } : {}),
-        ...(item.message.bcc.length ? { Bcc: formatList(item.message.bcc) } : {}),
-        SubmittedAt: new Date(now).toISOString(),
-        MessageID: messageId,
-        ErrorCode: 0,
-        Message:
-          sender.mode === 'test'
-            ? 'Test job accepted'
-            : suppressedHere.length
-              ? `OK. Not sent to suppressed recipients: ${suppressedHere.join(', ')}.`
-              : 'OK',
-      };
-      decided.push({ index: item.index, messageId, events, result, activeCount: data?.activeRecipients.length ?? 0 });
+      const acceptedEvent = events.find((event) => event.type === 'MessageAccepted');
+      const data = acceptedEvent?.type === 'MessageAccepted' ? acceptedEvent.data : undefined;
+      decided.push({
+        index: item.index,
+        events,
+        accepted: {
+          messageId,
+          submittedAt: context.now,
+          to: addresses(item.message.to),
+          cc: addresses(item.message.cc),
+          bcc: addresses(item.message.bcc),
+          suppressedRecipients: data?.suppressedRecipients ?? [],
+          test: context.sender.mode === 'test',
+        },
+        activeCount: data?.activeRecipients.length ?? 0,
+      });
     }
+    return decided;
+  }
 
-    // 4. Allowance, then the append.
-    if (decided.length > 0) {
-      const limit = organization?.messagesPerMonth ?? null;
-      const period = allowancePeriod(now);
-      const toAppend: Decided[] = [];
-      if (sender.mode === 'test') {
-        // A test key checks the allowance and uses none of it.
-        const used = limit === null ? 0 : await this.deps.allowance.used(org, period);
-        for (const entry of decided) {
-          if (limit !== null && used + entry.activeCount > limit) outcomes[entry.index] = refused('NotAllowedToSend');
-          else outcomes[entry.index] = { ok: true, result: entry.result };
-        }
-      } else {
-        // A hold per MessageID, checked against logged + held (an unlimited organization needs none). The
-        // projector turns a hold into a count when the message's event lands; one that never lands expires.
-        const holdsOf = (entries: Decided[]) =>
-          entries.map((entry) => ({ messageId: entry.messageId, recipients: entry.activeCount }));
-        if (limit === null || (await this.deps.allowance.reserve(org, period, holdsOf(decided), limit))) {
-          toAppend.push(...decided);
-        } else {
-          for (const entry of decided) {
-            if (await this.deps.allowance.reserve(org, period, holdsOf([entry]), limit)) toAppend.push(entry);
-            else outcomes[entry.index] = refused('NotAllowedToSend');
-          }
-        }
-        if (toAppend.length > 0) {
-          // No refund when the append fails: its event may still land (acknowledged after the timeout); the hold
-          // then becomes the message's count, and otherwise it expires.
-          await this.messages.commit(toAppend.flatMap((entry) => entry.events));
-          this.deps.onAccepted?.(toAppend.length);
-          for (const entry of toAppend) outcomes[entry.index] = { ok: true, result: entry.result };
-        }
+  /** A message's ids: fresh ones, or with an Idempotency-Key derived from the request and its position. */
+  private idsOf(context: SendContext, index: number): { messageId: string; eventId: string } {
+    const { idempotency } = context;
+    if (!idempotency) return { messageId: this.deps.newId(), eventId: this.deps.newId() };
+    const org = context.sender.organizationId;
+    const messageId = nameBasedId(ID_NAMESPACE, org, idempotency.key, idempotency.requestHash, index);
+    return { messageId, eventId: nameBasedId(ID_NAMESPACE, messageId, 'MessageAccepted') };
+  }
+
+  /**
+   * 5. The allowance: the messages it has room for (the others refused NotAllowedToSend). A test key checks it and
+   *    uses none of it. A live key holds room per MessageID, checked against logged + held (an unlimited
+   *    organization needs none): all the messages at once, else one by one. The projector turns a hold into a count
+   *    when the message's event lands; one that never lands expires.
+   */
+  private async allowance(
+    context: SendContext,
+    decided: Decided[],
+    organization: OrganizationRecord | null,
+    refuse: (index: number, refusal: SendRefusal) => void,
+  ): Promise<Decided[]> {
+    const limit = organization?.messagesPerMonth ?? null;
+    if (limit === null) return decided;
+    const org = context.sender.organizationId;
+    const period = allowancePeriod(context.now);
+    const allowed: Decided[] = [];
+    if (context.sender.mode === 'test') {
+      const used = await this.deps.allowance.used(org, period);
+      for (const entry of decided) {
+        if (used + entry.activeCount > limit) refuse(entry.index, { code: 'NotAllowedToSend' });
+        else allowed.push(entry);
       }
+      return allowed;
     }
-    return outcomes;
+    const holdsOf = (entries: Decided[]) =>
+      entries.map((entry) => ({ messageId: entry.accepted.messageId, recipients: entry.activeCount }));
+    if (await this.deps.allowance.reserve(org, period, holdsOf(decided), limit)) return decided;
+    for (const entry of decided) {
+      if (await this.deps.allowance.reserve(org, period, holdsOf([entry]), limit)) allowed.push(entry);
+      else refuse(entry.index, { code: 'NotAllowedToSend' });
+    }
+    return allowed;
+  }
+
+  /**
+   * 6. One append for every accepted message of a live send. No refund when it fails: its event may still land
+   *    (acknowledged after the timeout); the hold then becomes the message's count, and otherwise it expires.
+   */
+  private async append(allowed: Decided[]): Promise<void> {
+    if (allowed.length === 0) return;
+    await this.messages.commit(allowed.flatMap((entry) => entry.events));
+    this.deps.onAccepted?.(allowed.length);
   }
 }

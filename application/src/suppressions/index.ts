@@ -1,2 +1,7 @@
-/** The suppressions the console adds by hand (reason ManualSuppression), through the suppression decider. */
+/**
+ * An organization's suppressions changed by hand: the console's manual suppressions (reason ManualSuppression) and
+ * addresses deleted (the API's suppressions delete, the console's remove, a bounce reactivated), through the
+ * suppression decider.
+ */
 export * from './manualSuppressions';
+export * from './deletions';

@@ -6,7 +6,7 @@ import {
   type EventAppender,
   type SuppressionView,
 } from '@sendline/infra';
-import { SendingService } from '../sending';
+import { SendUseCase, type SendRefusal, type SendRefusalCode } from '../sending';
 import { systemSender, type SystemSender } from './systemSender';
 
 /** One system mail: to people, a subject, a text body (an HTML body too, if any) and a tag to find it by. */
@@ -18,26 +18,27 @@ export interface SystemMessage {
   tag: string;
 }
 
-/** A system mail the send path refused: its catalogue code (e.g. 'AllRecipientsSuppressed') and details. */
+/** A system mail the send path refused: its refusal's code (e.g. 'AllRecipientsSuppressed') and the refusal. */
 export class SystemMailRefused extends Error {
-  constructor(
-    readonly code: string,
-    readonly params: Record<string, string | string[] | undefined>,
-  ) {
+  readonly code: SendRefusalCode;
+
+  constructor(readonly refusal: SendRefusal) {
+    const reason = 'reason' in refusal ? refusal.reason : undefined;
     super(
-      `system mail refused: ${code}${params.detail ? ` (${String(params.detail)})` : ''}` +
-        (code === 'SenderSignatureNotFound' || code === 'SenderSignatureNotConfirmed'
+      `system mail refused: ${refusal.code}${reason ? ` (${reason})` : ''}` +
+        (refusal.code === 'SenderSignatureNotFound' || refusal.code === 'SenderSignatureNotConfirmed'
           ? ': the system organization is not set up (npm run admin -- system setup)'
           : ''),
     );
     this.name = 'SystemMailRefused';
+    this.code = refusal.code;
   }
 }
 
 export interface SystemMailOptions {
   /** The send use case (POST /email's), or what to build one from. */
   sending:
-    | SendingService
+    | SendUseCase
     | {
         store: EventAppender;
         accounts: Pick<AccountsView, 'domain' | 'organization'>;
@@ -57,15 +58,15 @@ export interface SystemMailOptions {
  */
 export class SystemMail {
   readonly sender: SystemSender;
-  private readonly sending: SendingService;
+  private readonly sending: SendUseCase;
 
   constructor(options: SystemMailOptions) {
     this.sender = systemSender(options.sender);
     const sending = options.sending;
     this.sending =
-      sending instanceof SendingService
+      sending instanceof SendUseCase
         ? sending
-        : new SendingService({
+        : new SendUseCase({
             ...sending,
             now: sending.now ?? Date.now,
             newId: sending.newId ?? randomUUID,
@@ -86,12 +87,12 @@ export class SystemMail {
       ...(message.htmlBody !== undefined ? { HtmlBody: message.htmlBody } : {}),
       Tag: message.tag,
     };
-    const decision = await this.sending.send(
+    const result = await this.sending.send(
       { organizationId: this.sender.organizationId, mode: 'live' },
       body,
       once && { key: once.key, requestHash: checksumOf(body), submittedAt: once.firstAt },
     );
-    if (!decision.ok) throw new SystemMailRefused(decision.code, decision.params);
-    return { messageId: decision.result.MessageID };
+    if (!result.ok) throw new SystemMailRefused(result.refusal);
+    return { messageId: result.accepted.messageId };
   }
 }

@@ -1,10 +1,16 @@
-import { SendingService as SendUseCase, type IdempotentRequest, type SendDecision } from '@sendline/application';
+import {
+  SendUseCase,
+  type AcceptedMessage,
+  type IdempotentRequest,
+  type SendRefusal,
+  type SendResult as SendUseCaseResult,
+} from '@sendline/application';
 import type { StoredApiKey } from '@sendline/infra';
 import { Type, type Static } from 'typebox';
 import { parseAddressListCached } from './addressListCache';
 import type { ApiDependencies } from './context';
 import type { PostmarkError } from './errorBody';
-import { errorAnswer } from './errors';
+import { errorAnswer, type ErrorCode, type ErrorParams } from './errors';
 import { messagesAccepted, messagesRefused } from './metrics';
 
 export type { IdempotentRequest } from '@sendline/application';
@@ -26,19 +32,57 @@ export type SendResult = Static<typeof SendResult>;
 
 export type SendOutcome = { status: 200; body: SendResult } | { status: number; body: PostmarkError };
 
-/** A decision of the send use case as the API's answer: the result, or the catalogue's error (counted). */
-function answerOf(decision: SendDecision): SendOutcome {
-  if (decision.ok) return { status: 200, body: decision.result };
-  const answer = errorAnswer(decision.code, decision.params);
+/** An accepted message in Postmark's words: the addresses listed, the time in ISO 8601, ErrorCode 0. */
+function acceptedAnswer(accepted: AcceptedMessage): SendResult {
+  return {
+    To: accepted.to.join(', '),
+    ...(accepted.cc.length ? { Cc: accepted.cc.join(', ') } : {}),
+    ...(accepted.bcc.length ? { Bcc: accepted.bcc.join(', ') } : {}),
+    SubmittedAt: new Date(accepted.submittedAt).toISOString(),
+    MessageID: accepted.messageId,
+    ErrorCode: 0,
+    Message: accepted.test
+      ? 'Test job accepted'
+      : accepted.suppressedRecipients.length
+        ? `OK. Not sent to suppressed recipients: ${accepted.suppressedRecipients.join(', ')}.`
+        : 'OK',
+  };
+}
+
+/**
+ * A refusal as the catalogue's code and the parameters of its message. `code` is typed ErrorCode: a refusal
+ * the catalogue has no answer for does not compile.
+ */
+function refusalError(refusal: SendRefusal): { code: ErrorCode; params: ErrorParams } {
+  switch (refusal.code) {
+    case 'SenderSignatureNotFound':
+      return { code: refusal.code, params: { from: refusal.from } };
+    case 'SenderSignatureNotConfirmed':
+      return { code: refusal.code, params: { domain: refusal.domain } };
+    case 'NotAllowedToSend':
+      return { code: refusal.code, params: {} };
+    default:
+      return {
+        code: refusal.code,
+        params: { ...(refusal.suppressed ? { addresses: refusal.suppressed } : {}), detail: refusal.reason },
+      };
+  }
+}
+
+/** A result of the send use case as the API's answer: the accepted message, or the catalogue's error (counted). */
+function answerOf(result: SendUseCaseResult): SendOutcome {
+  if (result.ok) return { status: 200, body: acceptedAnswer(result.accepted) };
+  const { code, params } = refusalError(result.refusal);
+  const answer = errorAnswer(code, params);
   messagesRefused.inc({ error_code: String(answer.body.ErrorCode) });
   return answer;
 }
 
 /**
- * POST /email's side of the send use case (application/src/sending): the API's address-list cache and metrics
- * wired in, and each decision turned into Postmark's answer through the error catalogue.
+ * POST /email's answers: the send use case (application/src/sending) with the API's address-list cache and metrics
+ * wired in, and each of its results turned into Postmark's answer through the error catalogue.
  */
-export class SendingService {
+export class PostmarkSendAnswers {
   private readonly useCase: SendUseCase;
 
   constructor(deps: ApiDependencies) {

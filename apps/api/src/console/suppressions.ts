@@ -6,7 +6,7 @@ import {
   DeleteResponse,
   DumpResponse,
   dumpSuppressions,
-  suppressionCommands,
+  suppressionDeletions,
 } from '../routes/suppressions';
 import { memberAllowedTo, memberOf } from './session';
 
@@ -16,7 +16,7 @@ import { memberAllowedTo, memberOf } from './session';
  * add and remove.
  */
 export function suppressionsPage(deps: ApiDependencies, services: ConsoleServices) {
-  const commands = suppressionCommands(deps);
+  const deletions = suppressionDeletions(deps);
   return async function (api: Api): Promise<void> {
     api.get(
       '/suppressions',
@@ -81,7 +81,7 @@ export function suppressionsPage(deps: ApiDependencies, services: ConsoleService
       },
       async (request) => {
         const member = memberAllowedTo(request, 'manageSuppressions', 'remove suppressions');
-        return deleteSuppressions(deps, commands, member.organization.id, [{ EmailAddress: request.params.email }]);
+        return deleteSuppressions(deletions, member.organization.id, [{ EmailAddress: request.params.email }]);
       },
     );
   };

@@ -7,7 +7,7 @@ import { ApiError } from '../errors';
 import { assertOutboundStream } from '../messageStream';
 import { documentedEnum, errorResponses } from '../openapi';
 import { Count, dateFilter, either, MAX_COUNT, Offset, PeriodAndStreamFilters } from './activity';
-import { suppressionCommands } from './suppressions';
+import { suppressionDeletions } from './suppressions';
 
 /** Postmark's documented spellings and the camelCase its clients send are both accepted. */
 const SearchQuery = Type.Object(
@@ -104,7 +104,7 @@ function invalid(detail: string): ApiError {
 }
 
 export function bounceRoutes(deps: ApiDependencies) {
-  const suppressions = suppressionCommands(deps);
+  const deletions = suppressionDeletions(deps);
 
   async function bounceOf(organizationId: string, bounceId: string): Promise<BounceRecord> {
     const found = await deps.bounces.byId(organizationId, Number(bounceId));
@@ -216,11 +216,7 @@ export function bounceRoutes(deps: ApiDependencies) {
         const key = requireKey(request);
         const bounce = await bounceOf(key.organizationId, request.params.bounceId);
         // The suppression delete's rule: decided (and recorded) whether or not the address is suppressed now.
-        await suppressions.handle({
-          type: 'DeleteSuppression',
-          data: { emailAddress: bounce.recipient },
-          metadata: { organizationId: key.organizationId, now: deps.now(), eventIds: [deps.newId()] },
-        });
+        await deletions.deleteOne(key.organizationId, bounce.recipient);
         return { Message: 'OK', Bounce: toWire({ ...bounce, inactive: false }) };
       },
     );

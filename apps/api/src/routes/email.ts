@@ -6,7 +6,7 @@ import { requireKey } from '../auth';
 import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type Api, type ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { documented, documentedEnum, errorResponses } from '../openapi';
-import { SendingService, SendResult, type IdempotentRequest } from '../sending';
+import { PostmarkSendAnswers, SendResult, type IdempotentRequest } from '../sending';
 
 const Address = Type.Union([Type.String(), Type.Array(Type.String())], {
   description:
@@ -110,7 +110,7 @@ async function idempotent(
 }
 
 export function emailRoutes(deps: ApiDependencies) {
-  const sending = new SendingService(deps);
+  const sending = new PostmarkSendAnswers(deps);
   return async function (app: Api): Promise<void> {
     app.post(
       '/email',

@@ -1,5 +1,4 @@
-import { suppressionDecider, type SuppressionEvent } from '@sendline/domain';
-import { CommandHandler } from '@sendline/infra';
+import { SuppressionDeletions, type SuppressionDeletion } from '@sendline/application';
 import { Type, type Static } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
@@ -44,16 +43,13 @@ function suppliedAddress(entry: unknown): unknown {
   return typeof entry === 'object' && entry !== null && 'EmailAddress' in entry ? entry.EmailAddress : undefined;
 }
 
-/**
- * The suppression commands of the API (deleting an address here, reactivating a bounce's address in bounces.ts):
- * the suppression decider through the CommandHandler. The view forgets a deleted address as soon as its event is
- * appended: the caller reads its own write (the projector's copy of this is a no-op).
- */
-export function suppressionCommands(deps: Pick<ApiDependencies, 'store' | 'suppressions'>) {
-  return new CommandHandler({
-    decider: suppressionDecider,
+/** The suppression deletions of the API's routes (this delete, the console's remove, a bounce reactivated). */
+export function suppressionDeletions(deps: Pick<ApiDependencies, 'store' | 'suppressions' | 'now' | 'newId'>) {
+  return new SuppressionDeletions({
     store: deps.store,
-    apply: (events: SuppressionEvent[]) => deps.suppressions.apply(events),
+    suppressions: deps.suppressions,
+    now: () => deps.now(),
+    newId: () => deps.newId(),
   });
 }
 
@@ -73,54 +69,41 @@ export async function dumpSuppressions(
   };
 }
 
+type DeleteResult = Static<typeof DeleteResponse>['Suppressions'][number];
+
+/** One address's deletion in Postmark's words. */
+function deleteResult(supplied: unknown, deletion: SuppressionDeletion): DeleteResult {
+  if (deletion.deleted) return { EmailAddress: String(supplied), Status: 'Deleted', Message: null };
+  if (deletion.missingAddress) {
+    return {
+      EmailAddress: String(supplied ?? ''),
+      Status: 'Failed',
+      Message: "Each entry needs an 'EmailAddress' string.",
+    };
+  }
+  return { EmailAddress: String(supplied), Status: 'Failed', Message: `Invalid email address: ${deletion.reason}.` };
+}
+
 /**
- * Deletes addresses from an organization's suppressions, each on its own, in one append, answered in Postmark's
- * shape (the API's delete and the console's remove).
+ * A Postmark delete request's entries through the use case (each address on its own, one append), answered in
+ * Postmark's shape (the API's delete and the console's remove). A test key with this scope removes suppressions
+ * too (spec rule 4).
  */
 export async function deleteSuppressions(
-  deps: Pick<ApiDependencies, 'now' | 'newId'>,
-  suppressions: ReturnType<typeof suppressionCommands>,
+  deletions: SuppressionDeletions,
   organizationId: string,
   list: unknown[],
 ): Promise<Static<typeof DeleteResponse>> {
-  const now = deps.now();
-  const results: Static<typeof DeleteResponse>['Suppressions'] = [];
-  const events: SuppressionEvent[] = [];
-  for (const entry of list) {
-    const supplied = suppliedAddress(entry);
-    if (typeof supplied !== 'string') {
-      results.push({
-        EmailAddress: String(supplied ?? ''),
-        Status: 'Failed',
-        Message: "Each entry needs an 'EmailAddress' string.",
-      });
-      continue;
-    }
-    // Deleted whether or not it was suppressed: the decider always records the deletion.
-    const decision = suppressions.decide({
-      type: 'DeleteSuppression',
-      data: { emailAddress: supplied },
-      metadata: { organizationId, now, eventIds: [deps.newId()] },
-    });
-    if (!decision.ok) {
-      results.push({
-        EmailAddress: supplied,
-        Status: 'Failed',
-        Message: `Invalid email address: ${decision.error.message}.`,
-      });
-      continue;
-    }
-    events.push(...decision.events);
-    results.push({ EmailAddress: supplied, Status: 'Deleted', Message: null });
-  }
-  // One append for the whole request, as one answer (spec rule 4: a test key with this scope removes
-  // suppressions too).
-  await suppressions.commit(events);
-  return { Suppressions: results };
+  const supplied = list.map(suppliedAddress);
+  const results = await deletions.delete(
+    organizationId,
+    supplied.map((address) => (typeof address === 'string' ? address : undefined)),
+  );
+  return { Suppressions: results.map((deletion, i) => deleteResult(supplied[i], deletion)) };
 }
 
 export function suppressionRoutes(deps: ApiDependencies) {
-  const suppressions = suppressionCommands(deps);
+  const deletions = suppressionDeletions(deps);
   return async function (app: Api): Promise<void> {
     app.get(
       '/message-streams/:stream/suppressions/dump',
@@ -161,7 +144,7 @@ export function suppressionRoutes(deps: ApiDependencies) {
       },
       async (request) => {
         assertOutboundStream(request.params.stream);
-        return deleteSuppressions(deps, suppressions, requireKey(request).organizationId, request.body.Suppressions);
+        return deleteSuppressions(deletions, requireKey(request).organizationId, request.body.Suppressions);
       },
     );
   };
