@@ -132,3 +132,24 @@ export function loadLocalServicesEnv(
     if (match && env[match[1]!] === undefined) env[match[1]!] = match[2];
   }
 }
+
+/**
+ * A whole-number setting: `fallback` when unset or blank, else the number, at least `min` (and at most `max` when
+ * given); anything else stops the app at start with a message naming the variable. Every app's numeric settings.
+ */
+export function wholeNumberSetting(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  fallback: number,
+  min = 1,
+  max?: number,
+): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min || (max !== undefined && value > max)) {
+    const range = max === undefined ? `≥ ${min}` : `from ${min} to ${max}`;
+    throw new Error(`${name} must be a whole number ${range}, not ${JSON.stringify(raw)}`);
+  }
+  return value;
+}

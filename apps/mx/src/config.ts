@@ -1,4 +1,5 @@
 import {
+  wholeNumberSetting,
   mailHostFromEnv,
   MAX_RECEIVED_MESSAGE_BYTES,
   returnPathNamesFromEnv,
@@ -37,16 +38,6 @@ export interface MxConfig {
 
 export const DEFAULT_MX_MAX_BYTES = 10 * 1024 * 1024;
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER) {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
 /**
  * | variable                                | default                         | meaning                                   |
  * |-----------------------------------------|---------------------------------|-------------------------------------------|
@@ -74,18 +65,18 @@ export function mxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): MxConfig 
   }
   return {
     host: env.SENDLINE_MX_HOST?.trim() || '127.0.0.1',
-    port: integer(env, 'SENDLINE_MX_PORT', 25, 0, 65535),
+    port: wholeNumberSetting(env, 'SENDLINE_MX_PORT', 25, 0, 65535),
     name: env.SENDLINE_MX_NAME?.trim() || mailHostFromEnv(env),
     ...(certFile && keyFile ? { tls: { certFile, keyFile } } : {}),
-    maxBytes: integer(env, 'SENDLINE_MX_MAX_BYTES', DEFAULT_MX_MAX_BYTES, 1024, MAX_RECEIVED_MESSAGE_BYTES),
-    maxRecipients: integer(env, 'SENDLINE_MX_MAX_RECIPIENTS', 50),
-    maxConnections: integer(env, 'SENDLINE_MX_MAX_CONNECTIONS', 500),
-    maxConnectionsPerAddress: integer(env, 'SENDLINE_MX_MAX_CONNECTIONS_PER_ADDRESS', 20),
-    socketTimeoutMs: integer(env, 'SENDLINE_MX_SOCKET_TIMEOUT_MS', 5 * 60_000, 1000),
-    sessionTimeoutMs: integer(env, 'SENDLINE_MX_SESSION_TIMEOUT_MS', 30 * 60_000, 1000),
-    closeTimeoutMs: integer(env, 'SENDLINE_MX_CLOSE_TIMEOUT_MS', 30_000, 0),
-    appendTimeoutMs: integer(env, 'SENDLINE_MX_APPEND_TIMEOUT_MS', 10_000, 100),
-    domainCacheMs: integer(env, 'SENDLINE_MX_DOMAIN_CACHE_MS', 30_000, 0),
+    maxBytes: wholeNumberSetting(env, 'SENDLINE_MX_MAX_BYTES', DEFAULT_MX_MAX_BYTES, 1024, MAX_RECEIVED_MESSAGE_BYTES),
+    maxRecipients: wholeNumberSetting(env, 'SENDLINE_MX_MAX_RECIPIENTS', 50),
+    maxConnections: wholeNumberSetting(env, 'SENDLINE_MX_MAX_CONNECTIONS', 500),
+    maxConnectionsPerAddress: wholeNumberSetting(env, 'SENDLINE_MX_MAX_CONNECTIONS_PER_ADDRESS', 20),
+    socketTimeoutMs: wholeNumberSetting(env, 'SENDLINE_MX_SOCKET_TIMEOUT_MS', 5 * 60_000, 1000),
+    sessionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_MX_SESSION_TIMEOUT_MS', 30 * 60_000, 1000),
+    closeTimeoutMs: wholeNumberSetting(env, 'SENDLINE_MX_CLOSE_TIMEOUT_MS', 30_000, 0),
+    appendTimeoutMs: wholeNumberSetting(env, 'SENDLINE_MX_APPEND_TIMEOUT_MS', 10_000, 100),
+    domainCacheMs: wholeNumberSetting(env, 'SENDLINE_MX_DOMAIN_CACHE_MS', 30_000, 0),
     returnPath: returnPathNamesFromEnv(env),
   };
 }

@@ -1,19 +1,11 @@
+import { wholeNumberSetting } from '@sendline/infra';
+
 /** The returns reader's settings, from the environment (see `returnsConfigFromEnv` for the variables). */
 export interface ReturnsConfig {
   /** The consumer group that reads mail.received. */
   groupId: string;
   /** How long the group waits for a silent member (a killed reader) before its partitions go to another. */
   sessionTimeoutMs: number;
-}
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1, max = Number.MAX_SAFE_INTEGER) {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be a whole number from ${min} to ${max}, not ${JSON.stringify(raw)}`);
-  }
-  return value;
 }
 
 /**
@@ -28,6 +20,6 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1
 export function returnsConfigFromEnv(env: NodeJS.ProcessEnv = process.env): ReturnsConfig {
   return {
     groupId: env.SENDLINE_RETURNS_GROUP?.trim() || 'returns-reader',
-    sessionTimeoutMs: integer(env, 'SENDLINE_RETURNS_SESSION_TIMEOUT_MS', 30_000, 6000),
+    sessionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_RETURNS_SESSION_TIMEOUT_MS', 30_000, 6000),
   };
 }

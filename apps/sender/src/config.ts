@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import { DEFAULT_RETRY_POLICY, isValidDomainName, type RetryPolicy } from '@sendline/domain';
-import { parseDnsServers, parseHostPort, returnPathDomainFromEnv } from '@sendline/infra';
+import { parseDnsServers, parseHostPort, returnPathDomainFromEnv, wholeNumberSetting } from '@sendline/infra';
 
 /**
  * The sender's settings, from the environment (see `senderConfigFromEnv` for the variables).
@@ -58,16 +58,6 @@ export interface SenderConfig {
 
 const HOUR_MS = 60 * 60 * 1000;
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new Error(`${name} must be a whole number ≥ ${min}, not ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
 /**
  * | variable                             | default                         | meaning                                         |
  * |--------------------------------------|---------------------------------|-------------------------------------------------|
@@ -113,26 +103,26 @@ export function senderConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sende
     startNewGroupsAt: start,
     ...(relay && { relay: parseHostPort(relay, 25) }),
     ...(dnsServers && { dnsServers }),
-    mxPort: integer(env, 'SENDLINE_SMTP_MX_PORT', 25),
+    mxPort: wholeNumberSetting(env, 'SENDLINE_SMTP_MX_PORT', 25),
     heloName: env.SENDLINE_SMTP_HELO || hostname(),
     returnPathDomain,
-    concurrency: integer(env, 'SENDLINE_SENDER_CONCURRENCY', 200),
-    poolSize: integer(env, 'SENDLINE_SMTP_POOL_SIZE', 10),
-    maxMessagesPerConnection: integer(env, 'SENDLINE_SMTP_MAX_MESSAGES_PER_CONNECTION', 500),
-    connectionTimeoutMs: integer(env, 'SENDLINE_SMTP_CONNECTION_TIMEOUT_MS', 15_000),
-    greetingTimeoutMs: integer(env, 'SENDLINE_SMTP_GREETING_TIMEOUT_MS', 15_000),
-    socketTimeoutMs: integer(env, 'SENDLINE_SMTP_SOCKET_TIMEOUT_MS', 30_000),
-    transactionTimeoutMs: integer(env, 'SENDLINE_SMTP_TRANSACTION_TIMEOUT_MS', 45_000),
+    concurrency: wholeNumberSetting(env, 'SENDLINE_SENDER_CONCURRENCY', 200),
+    poolSize: wholeNumberSetting(env, 'SENDLINE_SMTP_POOL_SIZE', 10),
+    maxMessagesPerConnection: wholeNumberSetting(env, 'SENDLINE_SMTP_MAX_MESSAGES_PER_CONNECTION', 500),
+    connectionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_SMTP_CONNECTION_TIMEOUT_MS', 15_000),
+    greetingTimeoutMs: wholeNumberSetting(env, 'SENDLINE_SMTP_GREETING_TIMEOUT_MS', 15_000),
+    socketTimeoutMs: wholeNumberSetting(env, 'SENDLINE_SMTP_SOCKET_TIMEOUT_MS', 30_000),
+    transactionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_SMTP_TRANSACTION_TIMEOUT_MS', 45_000),
     retryPolicy: {
       ...DEFAULT_RETRY_POLICY,
-      giveUpAfterMs: integer(env, 'SENDLINE_RETRY_WINDOW_MS', 72 * HOUR_MS),
-      initialDelayMs: integer(env, 'SENDLINE_RETRY_INITIAL_DELAY_MS', DEFAULT_RETRY_POLICY.initialDelayMs),
-      maxDelayMs: integer(env, 'SENDLINE_RETRY_MAX_DELAY_MS', DEFAULT_RETRY_POLICY.maxDelayMs),
+      giveUpAfterMs: wholeNumberSetting(env, 'SENDLINE_RETRY_WINDOW_MS', 72 * HOUR_MS),
+      initialDelayMs: wholeNumberSetting(env, 'SENDLINE_RETRY_INITIAL_DELAY_MS', DEFAULT_RETRY_POLICY.initialDelayMs),
+      maxDelayMs: wholeNumberSetting(env, 'SENDLINE_RETRY_MAX_DELAY_MS', DEFAULT_RETRY_POLICY.maxDelayMs),
     },
-    sessionTimeoutMs: integer(env, 'SENDLINE_SENDER_SESSION_TIMEOUT_MS', 60_000, 6000),
-    partitionsConsumedConcurrently: integer(env, 'SENDLINE_SENDER_PARTITIONS', 6),
-    chunkSize: integer(env, 'SENDLINE_SENDER_CHUNK_SIZE', 500),
-    commitIntervalMs: integer(env, 'SENDLINE_SENDER_COMMIT_INTERVAL_MS', 1000, 0),
-    shutdownTimeoutMs: integer(env, 'SENDLINE_SENDER_SHUTDOWN_TIMEOUT_MS', 30_000),
+    sessionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_SENDER_SESSION_TIMEOUT_MS', 60_000, 6000),
+    partitionsConsumedConcurrently: wholeNumberSetting(env, 'SENDLINE_SENDER_PARTITIONS', 6),
+    chunkSize: wholeNumberSetting(env, 'SENDLINE_SENDER_CHUNK_SIZE', 500),
+    commitIntervalMs: wholeNumberSetting(env, 'SENDLINE_SENDER_COMMIT_INTERVAL_MS', 1000, 0),
+    shutdownTimeoutMs: wholeNumberSetting(env, 'SENDLINE_SENDER_SHUTDOWN_TIMEOUT_MS', 30_000),
   };
 }

@@ -1,4 +1,5 @@
 import { WEBHOOK_DISABLE_AFTER_MS } from '@sendline/domain';
+import { wholeNumberSetting } from '@sendline/infra';
 import { parseRetryDelays } from './schedule';
 
 /** The webhooks process's settings, from the environment (see `webhooksConfigFromEnv` for the variables). */
@@ -37,16 +38,6 @@ export interface WebhooksConfig {
  */
 export const WEBHOOKS_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 1): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new Error(`${name} must be a whole number ≥ ${min}, not ${JSON.stringify(raw)}`);
-  }
-  return value;
-}
-
 /**
  * | variable                               | default                            | meaning                                 |
  * |----------------------------------------|------------------------------------|-----------------------------------------|
@@ -77,14 +68,14 @@ export function webhooksConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Web
     noticesGroupId: env.SENDLINE_WEBHOOKS_NOTICES_GROUP || 'webhooks-notices',
     startNewGroupsAt: start,
     retryDelaysMs: parseRetryDelays(env.SENDLINE_WEBHOOK_RETRY_DELAYS_MS),
-    timeoutMs: integer(env, 'SENDLINE_WEBHOOK_TIMEOUT_MS', 10_000),
-    maxAnswerBytes: integer(env, 'SENDLINE_WEBHOOK_MAX_ANSWER_BYTES', 64 * 1024),
-    perEndpointConcurrency: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY', 8),
-    maxInFlight: integer(env, 'SENDLINE_WEBHOOK_CONCURRENCY', 512),
-    perEndpointQueue: integer(env, 'SENDLINE_WEBHOOK_ENDPOINT_QUEUE', 100),
+    timeoutMs: wholeNumberSetting(env, 'SENDLINE_WEBHOOK_TIMEOUT_MS', 10_000),
+    maxAnswerBytes: wholeNumberSetting(env, 'SENDLINE_WEBHOOK_MAX_ANSWER_BYTES', 64 * 1024),
+    perEndpointConcurrency: wholeNumberSetting(env, 'SENDLINE_WEBHOOK_ENDPOINT_CONCURRENCY', 8),
+    maxInFlight: wholeNumberSetting(env, 'SENDLINE_WEBHOOK_CONCURRENCY', 512),
+    perEndpointQueue: wholeNumberSetting(env, 'SENDLINE_WEBHOOK_ENDPOINT_QUEUE', 100),
     // Below a second a webhook would be disabled by the first retry of its first failure.
-    disableAfterMs: integer(env, 'SENDLINE_WEBHOOK_DISABLE_AFTER_MS', WEBHOOK_DISABLE_AFTER_MS, 1000),
+    disableAfterMs: wholeNumberSetting(env, 'SENDLINE_WEBHOOK_DISABLE_AFTER_MS', WEBHOOK_DISABLE_AFTER_MS, 1000),
     allowPrivateAddresses: allowPrivate === '1',
-    sessionTimeoutMs: integer(env, 'SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS', 30_000, 6000),
+    sessionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_WEBHOOKS_SESSION_TIMEOUT_MS', 30_000, 6000),
   };
 }

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { defaultTopicNames, returnPathDomainOf, returnPathNamesFromEnv, serviceAddresses } from '../../src';
+import {
+  defaultTopicNames,
+  returnPathDomainOf,
+  returnPathNamesFromEnv,
+  serviceAddresses,
+  wholeNumberSetting,
+} from '../../src';
 
 describe('serviceAddresses', () => {
   it('names the real topics by default', () => {
@@ -33,5 +39,23 @@ describe('returnPathNamesFromEnv', () => {
 
   it('refuses a label that is not one DNS label', () => {
     expect(() => returnPathNamesFromEnv({ SENDLINE_RETURN_PATH_LABEL: 'a.b' })).toThrow(/one DNS label/);
+  });
+});
+
+describe('wholeNumberSetting', () => {
+  it('takes the fallback when unset or blank, and the number otherwise', () => {
+    expect(wholeNumberSetting({}, 'SENDLINE_X', 7)).toBe(7);
+    expect(wholeNumberSetting({ SENDLINE_X: ' ' }, 'SENDLINE_X', 7)).toBe(7);
+    expect(wholeNumberSetting({ SENDLINE_X: '12' }, 'SENDLINE_X', 7)).toBe(12);
+  });
+
+  it('stops the app with a message naming the variable and its range', () => {
+    expect(() => wholeNumberSetting({ SENDLINE_X: 'two' }, 'SENDLINE_X', 7)).toThrow(
+      'SENDLINE_X must be a whole number ≥ 1, not "two"',
+    );
+    expect(() => wholeNumberSetting({ SENDLINE_X: '70000' }, 'SENDLINE_X', 25, 0, 65535)).toThrow(
+      'SENDLINE_X must be a whole number from 0 to 65535, not "70000"',
+    );
+    expect(() => wholeNumberSetting({ SENDLINE_X: '1.5' }, 'SENDLINE_X', 7)).toThrow(/whole number/);
   });
 });
