@@ -17,6 +17,17 @@ export interface OutcomeContext {
   policy?: RetryPolicy;
 }
 
+/** A refusal for good, during the conversation or in a DSN: HardBounced or PolicyRejected, with the answer's details. */
+function refusalOf(classification: Extract<DeliveryClassification, { kind: 'HardBounce' | 'PolicyRejection' }>) {
+  return {
+    kind: classification.kind === 'HardBounce' ? ('HardBounced' as const) : ('PolicyRejected' as const),
+    smtpResponse: classification.smtpResponse,
+    statusCode: classification.statusCode,
+    ...(classification.enhancedStatus !== undefined && { enhancedStatus: classification.enhancedStatus }),
+    summary: classification.summary,
+  };
+}
+
 /**
  * The outcome to record for a classified attempt: Transient becomes Deferred with the next attempt's time
  * (see `nextRetry`), or SoftBounced (RetriesExhausted) once the 72 h are over; a 5xx SoftBounce becomes
@@ -33,13 +44,7 @@ export function deliveryOutcomeOf(classification: DeliveryClassification, contex
       };
     case 'HardBounce':
     case 'PolicyRejection':
-      return {
-        kind: classification.kind === 'HardBounce' ? 'HardBounced' : 'PolicyRejected',
-        smtpResponse: classification.smtpResponse,
-        statusCode: classification.statusCode,
-        ...(classification.enhancedStatus !== undefined && { enhancedStatus: classification.enhancedStatus }),
-        summary: classification.summary,
-      };
+      return refusalOf(classification);
     case 'SoftBounce':
       return {
         kind: 'SoftBounced',
@@ -87,13 +92,7 @@ export function returnedOutcomeOf(classification: DeliveryClassification): Retur
       return undefined;
     case 'HardBounce':
     case 'PolicyRejection':
-      return {
-        kind: classification.kind === 'HardBounce' ? 'HardBounced' : 'PolicyRejected',
-        smtpResponse: classification.smtpResponse,
-        statusCode: classification.statusCode,
-        ...(classification.enhancedStatus !== undefined && { enhancedStatus: classification.enhancedStatus }),
-        summary: classification.summary,
-      };
+      return refusalOf(classification);
     case 'SoftBounce':
       return { kind: 'SoftBounced', smtpResponse: classification.smtpResponse, summary: classification.summary };
     case 'Transient':
