@@ -76,7 +76,11 @@ export async function startPipeline(
   const sender = senderApp(
     env({ SENDLINE_SMTP_RELAY: `${mail.host}:${mail.port}`, SENDLINE_SENDER_SESSION_TIMEOUT_MS: '10000' }),
   ).start();
-  const projector = projectorApp(env({ SENDLINE_PROJECTOR_METRICS_PORT: String(metricsPort) })).start();
+  // The group's shortest session timeout: a projector killed with SIGKILL hands its partitions to the one started
+  // after it within 6 s, not the default 30 s.
+  const projector = projectorApp(
+    env({ SENDLINE_PROJECTOR_METRICS_PORT: String(metricsPort), SENDLINE_PROJECTOR_SESSION_TIMEOUT_MS: '6000' }),
+  ).start();
   const baseUrl = `http://127.0.0.1:${apiPort}/v1`;
   await waitUntil(async () => (await readyz(baseUrl)) === 200, 90_000, `the API to be ready:\n${api.output}`);
 

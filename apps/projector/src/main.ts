@@ -15,13 +15,14 @@ import {
   migrate,
   serviceAddresses,
 } from '@sendline/infra';
+import { projectorConfigFromEnv } from './config';
 import { ProjectorMetrics, serveMetrics } from './metrics';
 import { startProjector } from './projector';
 
 loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'projector' } });
 const addresses = serviceAddresses();
-const metricsPort = Number(process.env.SENDLINE_PROJECTOR_METRICS_PORT ?? 9464);
+const { metricsPort, sessionTimeoutMs } = projectorConfigFromEnv();
 
 const store = EventStore.at(addresses, 'projector');
 const redis = createRedis(addresses.redisUrl);
@@ -38,6 +39,7 @@ const projector = await startProjector({
   database: addresses.clickhouseDatabase,
   logger,
   metrics: new ProjectorMetrics(registry),
+  sessionTimeoutMs,
 });
 const server = await serveMetrics(registry, metricsPort);
 logger.info(
