@@ -10,7 +10,7 @@ import { dateFilter, either, PeriodAndStreamFilters } from './activity';
 /**
  * Postmark's outbound statistics, from the activity store: per UTC day (Postmark counts in its own time zone), over
  * the 30 days kept. Sent counts messages taken by the mail server; Bounced the final failures, per recipient (hard,
- * soft, blocked: see infra/src/views/activity/stats.ts); SpamComplaints the recipients' complaints. What this service
+ * soft, blocked: see infra/src/views/activity/queries/stats.ts); SpamComplaints the recipients' complaints. What this service
  * does not do (opens, clicks, an SMTP API) is counted as 0.
  */
 

@@ -1,7 +1,7 @@
 import type { KafkaMessage } from 'kafkajs';
 import { sqlNumber, sqlString } from '../../clickhouse/client';
 import type { ConsumedEvent } from '../../kafka/eventStore';
-import type { ActivityQueries } from '../activity/query';
+import type { ActivityQueries } from '../activity/queries/query';
 import { utcDay } from '../activity/rows';
 
 /**

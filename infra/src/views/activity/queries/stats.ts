@@ -1,7 +1,7 @@
 import { BOUNCE_KINDS, type BounceKind } from '@sendline/domain';
-import { sqlNumber, sqlString } from '../../clickhouse/client';
+import { sqlNumber, sqlString } from '../../../clickhouse/client';
 import type { ActivityQueries } from './query';
-import { utcDay } from './rows';
+import { utcDay } from '../rows';
 
 /**
  * Outbound statistics from the activity store, per UTC day, for one organization:

@@ -1,7 +1,7 @@
 import type { MessageAccepted } from '@sendline/domain';
-import { sqlString } from '../../clickhouse/client';
-import type { StoredEvent } from '../../kafka/eventStore';
-import { composeMessage } from '../../smtp/compose';
+import { sqlString } from '../../../clickhouse/client';
+import type { StoredEvent } from '../../../kafka/eventStore';
+import { composeMessage } from '../../../smtp/compose';
 import type { ActivityQueries } from './query';
 
 /**

@@ -1,7 +1,7 @@
 import type { MessageState } from '@sendline/domain';
-import { sqlString } from '../../clickhouse/client';
+import { sqlString } from '../../../clickhouse/client';
 import type { ActivityQueries } from './query';
-import { stateOfRow, utcDay, type MessageRow } from './rows';
+import { stateOfRow, utcDay, type MessageRow } from '../rows';
 
 /** A message as the mail that comes back about it needs it: accepted, with its organization and recipients. */
 export type ReturnedMessageState = Exclude<MessageState, { phase: 'Initial' }>;

@@ -1,9 +1,9 @@
 import { BOUNCE_TYPE_OF_KIND, type BounceKind, type MessageListingStatus } from '@sendline/domain';
-import { ServiceUnavailableError } from '../../availability';
-import { sqlNumber, sqlString, type ClickHouseClient } from '../../clickhouse/client';
+import { ServiceUnavailableError } from '../../../availability';
+import { sqlNumber, sqlString, type ClickHouseClient } from '../../../clickhouse/client';
 import { bounceIdOf } from './bounces';
 import { ActivityQueries, pageTotal } from './query';
-import { utcDay, type MessageRow } from './rows';
+import { utcDay, type MessageRow } from '../rows';
 import type {
   ActivityEvent,
   ActivityFilters,

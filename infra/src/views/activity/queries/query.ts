@@ -1,6 +1,6 @@
 import { ClickHouseError, type ClickHouseSettings } from '@clickhouse/client';
-import { ServiceUnavailableError } from '../../availability';
-import { sqlIdentifier, type ClickHouseClient } from '../../clickhouse/client';
+import { ServiceUnavailableError } from '../../../availability';
+import { sqlIdentifier, type ClickHouseClient } from '../../../clickhouse/client';
 
 /**
  * How the API's readers of the activity store (reader.ts, bounces.ts, stats.ts, dump.ts) query it: the database

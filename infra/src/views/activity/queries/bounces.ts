@@ -1,7 +1,7 @@
 import { BOUNCE_KINDS, type BounceKind } from '@sendline/domain';
-import { sqlNumber, sqlString } from '../../clickhouse/client';
+import { sqlNumber, sqlString } from '../../../clickhouse/client';
 import { pageTotal, type ActivityQueries } from './query';
-import { utcDay } from './rows';
+import { utcDay } from '../rows';
 
 /**
  * Bounces as the activity store holds them: one row of `message_events` of a bounce kind (the domain's BOUNCE_KINDS:
