@@ -12,11 +12,12 @@ import type { AccountEvent } from '@sendline/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testAccountsService } from '../support/api';
 import { addresses } from '../support/services';
-import { admin, adminJson } from './adminCli';
+import { admin, adminJson, adminProcess } from './adminCli';
 
 /**
- * The console as a user runs it: each command in its own process, against the real Kafka, schema
- * registry and Redis; what it did is read back from the Redis accounts view.
+ * The console's commands against the real Kafka, schema registry and Redis, each run as `main.ts` runs it (in this
+ * process, with its own output and exit code; the last tests run the command line as a process of its own); what
+ * a command did is read back from the Redis accounts view.
  */
 
 interface OrgJson {
@@ -549,8 +550,27 @@ describe('the command line itself', () => {
     expect(refusal(await admin(['frobnicate']))).toBe("admin: unknown command 'frobnicate' (see --help)");
   });
 
+  it('runs as a process of its own: creates an organization, prints its JSON and exits 0 on its own', async () => {
+    const run = await adminProcess([
+      'org',
+      'create',
+      '--name',
+      'Process',
+      '--admin-email',
+      'ada@process.example',
+      '--json',
+    ]);
+    expect(run.code, run.stderr).toBe(0);
+    const created = run.json<OrgJson>();
+    expect(await view.organization(created.id)).toMatchObject({ id: created.id, name: 'Process' });
+  });
+
+  it('exits 1 with one line, as a process, for a command it does not know', async () => {
+    expect(refusal(await adminProcess(['frobnicate']))).toBe("admin: unknown command 'frobnicate' (see --help)");
+  });
+
   it('exits 2 with one line, and does not hang, when Redis cannot be reached', async () => {
-    const run = await admin(['org', 'list'], { REDIS_URL: 'redis://127.0.0.1:1' });
+    const run = await adminProcess(['org', 'list'], { REDIS_URL: 'redis://127.0.0.1:1' });
     expect(run.code).toBe(2);
     expect(run.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^admin: cannot reach Redis at redis:\/\/127\.0\.0\.1:1/),
