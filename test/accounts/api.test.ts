@@ -71,19 +71,13 @@ describe('GET /v1/me', () => {
 });
 
 describe('a revoked key', () => {
-  it('is refused by the API within a second of its revocation', async () => {
+  it('is refused by the API from the moment its revocation is done', async () => {
     const { token, keyId } = await a.issueKey(['email:send', 'domains:read']);
     expect((await get('/me', token)).status).toBe(200);
 
-    const revokedAt = Date.now();
     await a.service.revokeApiKey(a.organizationId, keyId);
-    let status = 0;
-    while (Date.now() - revokedAt < 1000) {
-      status = (await get('/me', token)).status;
-      if (status === 401) break;
-    }
-    expect(status).toBe(401);
-    expect(Date.now() - revokedAt).toBeLessThan(1000);
+    // The API keeps no copy of the keys: the next request after the revocation is refused.
+    expect((await get('/me', token)).status).toBe(401);
     // Postmark's header carries the same key: refused too.
     expect((await get('/domains', undefined, { 'X-Postmark-Server-Token': token })).status).toBe(401);
   });
