@@ -188,18 +188,34 @@ beforeAll(async () => {
   api = await startTestApi({ store });
   org = await createTestOrganization(api.deps, { domain: `anymail-${id}.example.com` });
   mail = await startMailServer(api.deps.accounts, [org]);
-  sender = await startTestSender(
-    api.deps,
-    [org.organizationId],
-    testSenderConfig({ host: mail.host, port: mail.port }),
-    secretKey,
-  );
   const origin = api.baseUrl.replace(/\/v1$/, '');
-  ({ child: django, url: djangoUrl } = await startDjango({
-    COMPAT_KEY: org.liveKey,
-    COMPAT_ROOT_URL: `${origin}/`,
-    COMPAT_WEBHOOK_AUTH: `${auth.username}:${auth.password}`,
-  }));
+  // The sender, the Django server and the webhooks process start side by side: each waits for its own consumers.
+  [sender, { child: django, url: djangoUrl }, webhooks] = await Promise.all([
+    startTestSender(api.deps, [org.organizationId], testSenderConfig({ host: mail.host, port: mail.port }), secretKey),
+    startDjango({
+      COMPAT_KEY: org.liveKey,
+      COMPAT_ROOT_URL: `${origin}/`,
+      COMPAT_WEBHOOK_AUTH: `${auth.username}:${auth.password}`,
+    }),
+    Webhooks.start({
+      store,
+      redis: api.deps.redis,
+      directory: api.deps.accounts,
+      secretKey,
+      config: {
+        ...webhooksConfigFromEnv({}),
+        dispatcherGroupId: uniqueName('test-anymail-dispatcher'),
+        callerGroupId: uniqueName('test-anymail-calls'),
+        startNewGroupsAt: 'latest',
+        retryDelaysMs: [300, 600],
+        allowPrivateAddresses: true,
+        sessionTimeoutMs: 10_000,
+      },
+      accept: (organizationId) => organizationId === org.organizationId,
+      directoryCacheMs: 0,
+      log: () => undefined,
+    }),
+  ]);
   // The webhook as a customer sets it: anymail's tracking URL, HTTP Basic credentials in HttpAuth, every trigger.
   await org.run({
     type: 'CreateWebhook',
@@ -216,24 +232,6 @@ beforeAll(async () => {
       signingSecretSealed: encryptSecret(`whsec_${randomBytes(32).toString('base64')}`, secretKey),
       allowHttp: true,
     },
-  });
-  webhooks = await Webhooks.start({
-    store,
-    redis: api.deps.redis,
-    directory: api.deps.accounts,
-    secretKey,
-    config: {
-      ...webhooksConfigFromEnv({}),
-      dispatcherGroupId: uniqueName('test-anymail-dispatcher'),
-      callerGroupId: uniqueName('test-anymail-calls'),
-      startNewGroupsAt: 'latest',
-      retryDelaysMs: [300, 600],
-      allowPrivateAddresses: true,
-      sessionTimeoutMs: 10_000,
-    },
-    accept: (organizationId) => organizationId === org.organizationId,
-    directoryCacheMs: 0,
-    log: () => undefined,
   });
   // An address suppressed by hand (a SubscriptionChange too), for the refused send.
   await new ManualSuppressions({ store, accounts: api.deps.accounts, suppressions: api.deps.suppressions }).add(
