@@ -69,6 +69,7 @@ interface AnymailEvent {
   recipient: string | null;
   messageId: string | null;
   timestamp: string | null;
+  sentTime: string | null;
   tags: string[];
   metadata: Record<string, string>;
   rejectReason: string | null;
@@ -140,7 +141,11 @@ const eventsFor = (recipient: string, recordType: string, type?: string, count =
     },
     30_000,
     `anymail's ${recordType} ${type ?? ''} event for ${recipient}`,
-  );
+  ).then((found) => {
+    // Every event's timestamp is the webhook's own time field, read by anymail to the millisecond.
+    for (const event of found) expect(new Date(event.timestamp!).toISOString()).toBe(event.sentTime);
+    return found;
+  });
 
 function deliveredTo(recipient: string): Promise<ReceivedMessage> {
   return eventually(

@@ -72,6 +72,11 @@ def on_tracking(sender, event, esp_name, **kwargs):
                 "recipient": event.recipient,
                 "messageId": event.message_id,
                 "timestamp": event.timestamp.isoformat() if event.timestamp else None,
+                # The time field as the webhook gave it, to compare with what anymail parsed.
+                "sentTime": next(
+                    (event.esp_event[name] for name in ("DeliveredAt", "BouncedAt", "ChangedAt") if name in event.esp_event),
+                    None,
+                ),
                 "tags": event.tags,
                 "metadata": event.metadata,
                 "rejectReason": event.reject_reason,
