@@ -4,15 +4,20 @@
  * github.com/mrz1836/postmark (Go) and the `postmark` crate (Rust). Each is driven by a small program in its own
  * language under test/compat/<language>/ (`bash infra/local/bin/compat run <language>`, which installs it first
  * when `npm test` has not), given the address, a key and the addresses to use, and printing one JSON line of what
- * each call gave. The postmark.js 5.1.0 client has its own test, test/api/postmarkClient.test.ts.
+ * each call gave. postmarker also sends a message built with Python's `email` package (its MIME path: wrapped base64,
+ * encoded non-ASCII headers). The postmark.js 5.1.0 client has its own test, test/api/postmarkClient.test.ts; the
+ * frameworks' backends theirs (anymail.test.ts, nodemailer.test.ts).
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { decideSuppression, initialSuppressionState } from '@sendline/domain';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import PostalMime from 'postal-mime';
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import { call } from '../support/http';
 import { startActivityProjection } from '../support/projector';
+import { eventually } from '../support/services';
 
 const run = promisify(execFile);
 
@@ -62,6 +67,8 @@ interface Results {
   dumpAfterDelete?: { contains: boolean };
   wrongKey: Failure;
   inactive: Failure;
+  /** postmarker's MIME path: a message built with Python's email package (attachments as wrapped base64). */
+  mime?: { errorCode: number; messageId: string; wrapped: boolean; pdfBase64: string };
 }
 
 /** What each client is expected to give where they differ: their own error types, and what they lack. */
@@ -174,6 +181,34 @@ describe.each(Object.keys(CLIENTS))('the %s client', (language) => {
       expect(results.dumpAfterDelete).toEqual({ contains: false });
     } else {
       expect(results.dump).toBeUndefined();
+    }
+
+    if (language === 'python') {
+      // The MIME message: its non-ASCII headers decoded by postmarker, its wrapped base64 taken as the same bytes.
+      expect(results.mime).toMatchObject({ errorCode: 0, messageId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+      expect(results.mime!.wrapped).toBe(true);
+      const mime = results.mime!;
+      // The projector records it in the activity store a moment after the send.
+      const details = await eventually(async () => {
+        const answer = await call(api.baseUrl, 'GET', `/messages/outbound/${mime.messageId}/details`, {
+          key: org.liveKey,
+        });
+        return answer.status === 200 ? answer : undefined;
+      });
+      expect(details.body).toMatchObject({
+        Subject: 'Rechnung März — ünïcödé',
+        From: expect.stringContaining(`Zoë Büro`),
+        To: [{ Email: to, Name: 'Ånn Lee' }],
+        TextBody: 'Grüße, your invoice',
+        Attachments: ['Rechnung-März.pdf', 'logo.png'],
+      });
+      expect(details.body.HtmlBody).toContain('cid:logo@compat');
+      const dump = await call(api.baseUrl, 'GET', `/messages/outbound/${mime.messageId}/dump`, { key: org.liveKey });
+      const parsed = await PostalMime.parse(dump.body.Body as string);
+      const pdf = parsed.attachments.find((attachment) => attachment.filename === 'Rechnung-März.pdf');
+      expect(Buffer.from(pdf!.content as ArrayBuffer).toString('base64')).toBe(mime.pdfBase64);
+      const logo = parsed.attachments.find((attachment) => attachment.filename === 'logo.png');
+      expect(logo).toMatchObject({ mimeType: 'image/png', contentId: '<logo@compat>' });
     }
 
     expect(results.wrongKey).toMatchObject({ ...expected.wrongKey, errorCode: 10 });

@@ -79,6 +79,22 @@ export function isStrictBase64(text: string): boolean {
   return true;
 }
 
+/**
+ * Base64 as Postmark takes it: strict base64 (above), or RFC 2045's wrapped form of it — lines broken by CRLF, LF
+ * or CR (Python's `email` package and most MIME encoders wrap at 76 characters and end with a line break), each
+ * line possibly with spaces or tabs around it. The lines joined must be strict base64: a space inside a line, '='
+ * before the last line's end, URL-safe characters or missing padding are still refused. Returns the strict,
+ * unwrapped text (what the message keeps and what its size is counted from), or undefined when it is not base64.
+ */
+export function unwrapBase64(text: string): string | undefined {
+  if (isStrictBase64(text)) return text;
+  const joined = text
+    .split(/\r\n|\r|\n/)
+    .map((line) => line.replace(/^[ \t]+|[ \t]+$/g, ''))
+    .join('');
+  return isStrictBase64(joined) ? joined : undefined;
+}
+
 /** The number of bytes a (valid, padded) base64 text decodes to. */
 export function decodedBase64Length(text: string): number {
   const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;

@@ -20,6 +20,7 @@ export {
   isForbiddenAttachmentName,
   isMimeType,
   isStrictBase64,
+  unwrapBase64,
 } from './attachments';
 export * from './limits';
 export { utf8Length } from './size';

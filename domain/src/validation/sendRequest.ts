@@ -35,16 +35,19 @@ import { utf8Length } from './size';
  *    extras. A field that is `null` counts as absent (several Postmark clients send nulls for unset fields).
  * 2. MessageStream: absent or "outbound" (else InvalidMessageStream).
  * 3. From: required, exactly one mailbox. To: required. Cc, Bcc, ReplyTo: optional. Each is a string
- *    (one address or a comma-separated list, "a@x.com, B <b@y.com>") or an array of such strings.
+ *    (one address or a comma-separated list, "a@x.com, B <b@y.com>") or an array of such strings; commas and
+ *    blanks at either end of a list (a trailing comma) are empty items and dropped.
  * 4. At most 50 recipients in To + Cc + Bcc, counted as given.
  * 5. Subject: optional (absent means ""), a string without CR/LF, ≤ 2000 characters.
  *    Tag: optional, a string without CR/LF, ≤ 1000 characters ("" means no tag).
  * 6. TextBody / HtmlBody: at least one non-empty ("" counts as absent).
  * 7. Headers: an array of { Name, Value }; Name an RFC 5322 field name (printable ASCII 33..126 except
  *    ':'), Value a string without CR/LF; names that would override identity or structure are refused.
- * 8. Metadata: an object of at most 10 string values; keys 1..20 characters, values ≤ 80 characters.
+ * 8. Metadata: an object of at most 10 values; keys 1..20 characters, values ≤ 80 characters. A value is a
+ *    string, or a number or boolean kept as its text ("42"); a null value counts as absent.
  * 9. Attachments: an array of { Name, Content, ContentType, ContentID? }; Name without path separators or
- *    line breaks and not of a forbidden type (ForbiddenAttachmentType); Content strict base64;
+ *    line breaks and not of a forbidden type (ForbiddenAttachmentType); Content base64, strict or wrapped in
+ *    lines as RFC 2045 writes it (kept unwrapped; see `unwrapBase64`);
  *    ContentType `type/subtype`; ContentID without CR/LF or angle brackets.
  * 10. TrackOpens a boolean (default false); TrackLinks one of None, HtmlAndText, HtmlOnly, TextOnly
  *    (default None).

@@ -1,6 +1,6 @@
 import type { DomainErrorCode } from '../domainError';
 import { describeType, type AddressListParser, type Mailbox } from './addresses';
-import { fileExtension, isForbiddenAttachmentName, isMimeType, isStrictBase64 } from './attachments';
+import { fileExtension, isForbiddenAttachmentName, isMimeType, unwrapBase64 } from './attachments';
 import {
   MAX_ATTACHMENT_NAME_LENGTH,
   MAX_METADATA_FIELDS,
@@ -52,6 +52,8 @@ export const RESERVED_HEADER_NAMES: readonly string[] = [
 const RESERVED_HEADERS = new Set(RESERVED_HEADER_NAMES.map((name) => name.toLowerCase()));
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 const CR_OR_LF = /[\r\n]/;
+/** Commas and blanks at either end of an address list: empty list items. */
+const LIST_ENDS = /^[\s,]+|[\s,]+$/g;
 
 export class Refusal {
   constructor(
@@ -109,10 +111,14 @@ export function addressField(value: unknown, name: string, required: boolean, pa
   }
   const mailboxes: Mailbox[] = [];
   for (const { text, label } of parts) {
-    const parsed = parseList(text);
+    // Empty list items at either end ("a@x.com, b@y.com," as a list joined with a trailing comma) are dropped.
+    const list = text.replace(LIST_ENDS, '');
+    if (list === '') continue;
+    const parsed = parseList(list);
     if (!parsed.ok) refuse(label, `${label}: ${parsed.reason}`);
     mailboxes.push(...parsed.value);
   }
+  if (required && mailboxes.length === 0) refuse(name, `${name} is required: give at least one recipient address`);
   return mailboxes;
 }
 
@@ -160,6 +166,17 @@ export function headersField(value: unknown): MessageHeader[] {
   });
 }
 
+/**
+ * A Metadata value as the string it is kept as: Postmark reads every value as a string ("All metadata field values
+ * will be interpreted and returned in webhook payloads as strings"), so a number or a boolean is taken as its JSON
+ * text (42 → "42", true → "true"). An object or an array is refused.
+ */
+function metadataValue(item: unknown, at: string): string {
+  if (typeof item === 'string') return item;
+  if ((typeof item === 'number' && Number.isFinite(item)) || typeof item === 'boolean') return String(item);
+  refuse(at, `${at} must be a string (or a number or boolean, kept as text), not ${describeType(item)}`);
+}
+
 export function metadataField(value: unknown): Record<string, string> {
   if (value === undefined) return {};
   if (!isObject(value)) refuse('Metadata', `Metadata must be an object of string values, not ${describeType(value)}`);
@@ -174,11 +191,12 @@ export function metadataField(value: unknown): Record<string, string> {
       refuse(at, `Metadata keys must be 1 to ${MAX_METADATA_KEY_LENGTH} characters (${JSON.stringify(key)} is not)`);
     }
     if (CR_OR_LF.test(key)) refuse(at, `Metadata key ${JSON.stringify(key)} must not contain line breaks`);
-    if (typeof item !== 'string') refuse(at, `${at} must be a string, not ${describeType(item)}`);
-    if (item.length > MAX_METADATA_VALUE_LENGTH) {
-      refuse(at, `${at} must be at most ${MAX_METADATA_VALUE_LENGTH} characters (it has ${item.length})`);
+    if (item === null) continue;
+    const text = metadataValue(item, at);
+    if (text.length > MAX_METADATA_VALUE_LENGTH) {
+      refuse(at, `${at} must be at most ${MAX_METADATA_VALUE_LENGTH} characters (it has ${text.length})`);
     }
-    Object.defineProperty(metadata, key, { value: item, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(metadata, key, { value: text, enumerable: true, writable: true, configurable: true });
   }
   return metadata;
 }
@@ -210,11 +228,15 @@ export function attachmentsField(value: unknown): MessageAttachment[] {
         'ForbiddenAttachmentType',
       );
     }
-    if (typeof content !== 'string' || content === '') {
+    if (typeof content !== 'string' || content.trim() === '') {
       refuse(`${at}.Content`, `${at}.Content is required (the file's bytes in base64)`);
     }
-    if (!isStrictBase64(content)) {
-      refuse(`${at}.Content`, `${at}.Content is not valid base64 (standard alphabet, padded, no line breaks)`);
+    const bytes = unwrapBase64(content);
+    if (bytes === undefined) {
+      refuse(
+        `${at}.Content`,
+        `${at}.Content is not valid base64 (standard alphabet, padded; lines may be broken by CRLF or LF)`,
+      );
     }
     if (typeof contentType !== 'string' || contentType === '') {
       refuse(`${at}.ContentType`, `${at}.ContentType is required (a MIME type such as application/pdf)`);
@@ -222,7 +244,7 @@ export function attachmentsField(value: unknown): MessageAttachment[] {
     if (!isMimeType(contentType)) {
       refuse(`${at}.ContentType`, `${at}.ContentType ${JSON.stringify(contentType)} is not a valid type/subtype`);
     }
-    const attachment: MessageAttachment = { name, content, contentType: contentType.trim() };
+    const attachment: MessageAttachment = { name, content: bytes, contentType: contentType.trim() };
     if (contentId !== undefined && contentId !== '') {
       if (typeof contentId !== 'string') {
         refuse(`${at}.ContentID`, `${at}.ContentID must be a string, not ${describeType(contentId)}`);

@@ -5,9 +5,16 @@ absolute endpoint paths ("/email") onto root_api_url with urljoin, which keeps o
 the service's routes at the root. Prints one JSON line with what each call gave; test/compat/compat.test.ts checks it.
 """
 
+import base64
 import json
 import os
 import time
+from email.header import Header
+from email.mime.application import MIMEApplication
+from email.mime.image import MIMEImage
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+from email.utils import formataddr
 from importlib.metadata import version
 
 from postmarker.core import PostmarkClient
@@ -46,6 +53,35 @@ results["details"] = {
     "messageId": details.MessageID,
     "textBody": details.TextBody,
     "eventTypes": [event["Type"] for event in details.MessageEvents],
+}
+
+# The MIME path: a message built with the standard library's email package, handed to postmarker as is. Its
+# attachments' payloads are base64 as the email package writes it (wrapped at 76 characters, ending with a newline),
+# its headers RFC 2047 encoded words where they are not ASCII (postmarker decodes them before sending).
+PDF = b"%PDF-1.4\n" + bytes(range(256)) * 4
+PNG_BASE64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+mime = MIMEMultipart("mixed")
+mime["From"] = formataddr(("Zoë Büro", sender), charset="utf-8")
+mime["To"] = formataddr(("Ånn Lee", to), charset="utf-8")
+mime["Subject"] = Header("Rechnung März — ünïcödé", "utf-8")
+body = MIMEMultipart("alternative")
+body.attach(MIMEText("Grüße, your invoice", "plain", "utf-8"))
+body.attach(MIMEText('<p>Grüße</p><img src="cid:logo@compat">', "html", "utf-8"))
+mime.attach(body)
+invoice = MIMEApplication(PDF, "pdf")
+invoice.add_header("Content-Disposition", "attachment", filename=("utf-8", "", "Rechnung-März.pdf"))
+mime.attach(invoice)
+logo = MIMEImage(base64.b64decode(PNG_BASE64), "png")
+logo.add_header("Content-ID", "<logo@compat>")
+logo.add_header("Content-Disposition", "inline", filename="logo.png")
+mime.attach(logo)
+mime.tag = tag
+mime_sent = client.emails.send(message=mime)
+results["mime"] = {
+    "errorCode": mime_sent["ErrorCode"],
+    "messageId": mime_sent["MessageID"],
+    "wrapped": "\n" in invoice.get_payload(),
+    "pdfBase64": base64.b64encode(PDF).decode(),
 }
 
 try:

@@ -32,7 +32,11 @@ export const SendRequest = Type.Object(
     TextBody: Optional(Type.String()),
     ReplyTo: Optional(Address),
     Headers: Optional(Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() }))),
-    Metadata: Optional(Type.Record(Type.String(), Type.String())),
+    Metadata: Optional(
+      Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Boolean(), Type.Null()]), {
+        description: 'String values; a number or boolean is kept as its text ("42"), a null value is absent',
+      }),
+    ),
     Attachments: Optional(
       Type.Array(
         Type.Object({

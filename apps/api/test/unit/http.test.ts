@@ -182,6 +182,27 @@ describe('POST /v1/email', () => {
     expect(response.json().Message).toContain('Subject');
   });
 
+  it('takes what Postmark takes and a framework sends: wrapped base64, numbers in Metadata, a trailing comma', async () => {
+    const pdf = Buffer.from(Array.from({ length: 200 }, (_, i) => i)).toString('base64');
+    const response = await post(
+      '/v1/email',
+      message({
+        To: 'a@example.org,',
+        Metadata: { order: 42, paid: true },
+        Headers: [],
+        Attachments: [
+          { Name: 'a.pdf', Content: `${pdf.replace(/(.{76})/g, '$1\n')}\n`, ContentType: 'application/pdf' },
+        ],
+      }),
+    );
+    expect(response.statusCode).toBe(200);
+    const [accepted] = appended[0] as MessageEvent[];
+    const data = accepted?.type === 'MessageAccepted' ? accepted.data : undefined;
+    expect(data?.metadata).toEqual({ order: '42', paid: 'true' });
+    expect(data?.attachments[0]?.content).toBe(pdf);
+    expect(data?.to).toEqual([{ email: 'a@example.org' }]);
+  });
+
   it('answers a message stream other than outbound with 422, ErrorCode 1235, and appends nothing', async () => {
     const response = await post('/v1/email', message({ MessageStream: 'broadcast' }));
     expect(response.statusCode).toBe(422);
