@@ -253,42 +253,54 @@ export interface KeyedLoadOptions {
   retryDelayMs?: number;
   /** How long one attempt waits for its answer before it counts as a transport failure (default 15 s). */
   requestTimeoutMs?: number;
+  /**
+   * At most this many sends unanswered at once (default: no bound). With a bound the load is offered at
+   * `ratePerSecond` while the service keeps up, and at the pace of its answers when it does not: on a slower or
+   * busier machine the sends wait in this process, not in the API's queue, so no answer waits for the requests
+   * queued before it until the client gives up.
+   */
+  maxInFlight?: number;
 }
 
 /**
- * A bounded, open-loop keyed load on loopback: `count` sends at `ratePerSecond`, each retried with its own
+ * A bounded keyed load on loopback, open-loop unless `maxInFlight` bounds it: `count` sends at `ratePerSecond`, each retried with its own
  * key, as docs/api.md advises, after a 503, another 5xx or a transport failure, until it gets an answer
  * below 500 or `retryForMs` runs out.
  */
 export async function keyedLoad(options: KeyedLoadOptions): Promise<KeyedSend[]> {
   const sends: KeyedSend[] = [];
   const running: Promise<void>[] = [];
+  const inFlight = new Set<Promise<void>>();
   const start = Date.now();
-  const stopRetryingAt = start + (options.count / options.ratePerSecond) * 1000 + options.retryForMs;
+  let stopRetryingAt = start + (options.count / options.ratePerSecond) * 1000 + options.retryForMs;
   for (let i = 0; i < options.count; i++) {
     const due = start + (i * 1000) / options.ratePerSecond;
     if (due > Date.now()) await sleep(due - Date.now());
+    while (options.maxInFlight !== undefined && inFlight.size >= options.maxInFlight) await Promise.race(inFlight);
+    // Held back by the bound, the load ends later than planned: the retries' window moves with it.
+    stopRetryingAt = Math.max(stopRetryingAt, Date.now() + options.retryForMs);
     const send: KeyedSend = { key: randomUUID(), body: options.message(i), answers: [] };
     sends.push(send);
-    running.push(
-      (async () => {
-        for (;;) {
-          const answer = await post(
-            options.baseUrl,
-            '/email',
-            options.apiKey,
-            send.body,
-            { 'Idempotency-Key': send.key },
-            options.requestTimeoutMs,
-          );
-          send.answers.push(answer);
-          if (answer.status === 200) send.messageId = answer.body.MessageID;
-          if (answer.status !== 0 && answer.status < 500) return;
-          if (Date.now() > stopRetryingAt) return;
-          await sleep(Math.max(options.retryDelayMs ?? 500, (answer.retryAfter ?? 0) * 1000));
-        }
-      })(),
-    );
+    const sending = (async () => {
+      for (;;) {
+        const answer = await post(
+          options.baseUrl,
+          '/email',
+          options.apiKey,
+          send.body,
+          { 'Idempotency-Key': send.key },
+          options.requestTimeoutMs,
+        );
+        send.answers.push(answer);
+        if (answer.status === 200) send.messageId = answer.body.MessageID;
+        if (answer.status !== 0 && answer.status < 500) return;
+        if (Date.now() > stopRetryingAt) return;
+        await sleep(Math.max(options.retryDelayMs ?? 500, (answer.retryAfter ?? 0) * 1000));
+      }
+    })();
+    inFlight.add(sending);
+    void sending.finally(() => inFlight.delete(sending));
+    running.push(sending);
   }
   await Promise.all(running);
   return sends;
