@@ -56,11 +56,12 @@ describe('the projector killed under load', () => {
       'every hard bounce to be suppressed',
     );
     // The activity store shows every message delivered or bounced.
-    const reports: Record<string, { equal: boolean; events: number; differenceCount: number }> = {};
+    const reports: Record<string, { equal: boolean; events: number; differenceCount: number; ms: number }> = {};
     const views: ReplayableView[] = ['suppressions', 'accounts', 'allowance', 'activity'];
     await waitUntil(
       async () => {
         for (const view of views) {
+          const started = Date.now();
           const report = await replayView(view, {
             store: pipeline.store,
             redis: pipeline.redis,
@@ -69,7 +70,12 @@ describe('the projector killed under load', () => {
             dryRun: true,
             waitForLiveMs: 60_000,
           });
-          reports[view] = { equal: report.equal, events: report.events, differenceCount: report.differenceCount };
+          reports[view] = {
+            equal: report.equal,
+            events: report.events,
+            differenceCount: report.differenceCount,
+            ms: Date.now() - started,
+          };
         }
         return views.every((view) => reports[view]!.equal);
       },
