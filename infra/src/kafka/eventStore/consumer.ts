@@ -151,18 +151,34 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
     sought.set(slotKey(topic, partition), offset);
     consumer.seek({ topic, partition, offset: String(offset) });
   };
+  /**
+   * The offsets batches resolved while a resync was reading its store's positions, one map per resync running. A
+   * batch fetched before the seek can be handled and committed meanwhile; the resync's commit, read earlier, must not
+   * then move the group's offset back behind it (it would stay there while no new event comes: a replay waiting for
+   * the group to reach the log's end would wait its whole timeout).
+   */
+  const resolvedDuringResync = new Set<Map<string, bigint>>();
   /** Seeks every assigned partition to its store's position (at start, after a rebalance, after a store restart). */
   const resync = async () => {
     if (!positions) return;
-    const offsets: { topic: string; partition: number; offset: string }[] = [];
-    for (const { topic, partition } of assigned) {
-      const applied = await positions.applied(topic, partition);
-      if (applied !== null) offsets.push({ topic, partition, offset: String(applied + 1n) });
-      seekTo(topic, partition, applied === null ? 0n : applied + 1n);
+    const resolved = new Map<string, bigint>();
+    resolvedDuringResync.add(resolved);
+    try {
+      const offsets: { topic: string; partition: number; offset: string }[] = [];
+      for (const { topic, partition } of assigned) {
+        const applied = await positions.applied(topic, partition);
+        if (applied !== null) offsets.push({ topic, partition, offset: String(applied + 1n) });
+        seekTo(topic, partition, applied === null ? 0n : applied + 1n);
+      }
+      // The group's offsets say the same (its lag, a replay waiting for it), also for a partition that gets no new
+      // event: a view written just before a crash is ahead of what the group had committed.
+      const commits = offsets.filter(
+        ({ topic, partition, offset }) => (resolved.get(slotKey(topic, partition)) ?? -1n) < BigInt(offset),
+      );
+      if (commits.length > 0) await consumer.commitOffsets(commits).catch(() => undefined);
+    } finally {
+      resolvedDuringResync.delete(resolved);
     }
-    // The group's offsets say the same (its lag, a replay waiting for it), also for a partition that gets no new
-    // event: a view written just before a crash is ahead of what the group had committed.
-    if (offsets.length > 0) await consumer.commitOffsets(offsets).catch(() => undefined);
   };
   if (positions) {
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
@@ -216,6 +232,7 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
       const decoded = decodedEvents(items);
       const commitUpTo = async (offset: string) => {
         resolveOffset(offset);
+        for (const resolved of resolvedDuringResync) resolved.set(slot, BigInt(offset) + 1n);
         // With autoCommit off and no interval or threshold, kafkajs commits only offsets handed to it explicitly.
         const commit = () => commitOffsetsIfNecessary(uncommittedOffsets());
         if (commitInterval > 0 && !stopping.signal.aborted) deferCommit(commit);
