@@ -28,6 +28,7 @@ export {
   type MessageAttachment,
   type MessageHeader,
   type OutboundMessage,
+  type TemplateUsed,
   type TrackLinks,
 } from './outboundMessage';
 export {
