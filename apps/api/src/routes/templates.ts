@@ -15,6 +15,7 @@ import { BATCH_BODY_LIMIT, SINGLE_BODY_LIMIT, type Api, type ApiDependencies } f
 import { ApiError, errorAnswer, type ErrorParams } from '../errors';
 import { documented, errorResponses } from '../openapi';
 import { PostmarkSendAnswers, SendResult, type SendOutcome } from '../sending';
+import { Count, Offset } from './activity';
 import { idempotent, IdempotencyHeaders } from './email';
 
 /**
@@ -66,8 +67,8 @@ const TemplateVersion = Type.Object({
 
 const ListQuery = Type.Object(
   {
-    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 100 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+    count: Type.Optional(Count),
+    offset: Type.Optional(Offset),
     TemplateType: Type.Optional(Type.String({ description: "'Standard', 'Layout' or 'All'" })),
     templateType: Type.Optional(Type.String()),
     LayoutTemplate: Type.Optional(Type.String()),
@@ -269,8 +270,8 @@ export function templateRoutes(deps: ApiDependencies) {
           throw new DomainError('InvalidTemplateField', "TemplateType must be 'Standard', 'Layout' or 'All'.");
         }
         const { total, templates } = await service.list(key.organizationId, {
-          count: q.count ?? 100,
-          offset: q.offset ?? 0,
+          count: q.count === undefined ? 100 : Number(q.count),
+          offset: q.offset === undefined ? 0 : Number(q.offset),
           templateType: templateType as 'Standard' | 'Layout' | 'All' | undefined,
           layoutTemplate: q.LayoutTemplate ?? q.layoutTemplate,
         });
