@@ -148,7 +148,7 @@ function inputOf(body: Static<typeof TemplateRequest>): TemplateInput {
     subject: body.Subject,
     htmlBody: body.HtmlBody,
     textBody: body.TextBody,
-    templateType: body.TemplateType ?? undefined,
+    templateType: body.TemplateType || undefined,
     layoutTemplate: body.LayoutTemplate,
   };
 }
@@ -264,7 +264,8 @@ export function templateRoutes(deps: ApiDependencies) {
       async (request) => {
         const key = requireKey(request);
         const q = request.query;
-        const type = q.TemplateType ?? q.templateType;
+        // An empty filter is no filter, as in the other lists.
+        const type = q.TemplateType || q.templateType || undefined;
         const templateType = ['Standard', 'Layout', 'All'].find((t) => t.toLowerCase() === type?.toLowerCase());
         if (type !== undefined && !templateType) {
           throw new DomainError('InvalidTemplateField', "TemplateType must be 'Standard', 'Layout' or 'All'.");
@@ -273,7 +274,7 @@ export function templateRoutes(deps: ApiDependencies) {
           count: q.count === undefined ? 100 : Number(q.count),
           offset: q.offset === undefined ? 0 : Number(q.offset),
           templateType: templateType as 'Standard' | 'Layout' | 'All' | undefined,
-          layoutTemplate: q.LayoutTemplate ?? q.layoutTemplate,
+          layoutTemplate: q.LayoutTemplate || q.layoutTemplate || undefined,
         });
         return { TotalCount: total, Templates: templates.map(summaryOf) };
       },
@@ -325,7 +326,7 @@ export function templateRoutes(deps: ApiDependencies) {
           subject: b.Subject,
           htmlBody: b.HtmlBody,
           textBody: b.TextBody,
-          templateType: b.TemplateType ?? undefined,
+          templateType: b.TemplateType || undefined,
           layoutTemplate: b.LayoutTemplate,
           testRenderModel: b.TestRenderModel,
           inlineCssForHtmlTestRender: b.InlineCssForHtmlTestRender ?? undefined,
