@@ -277,15 +277,17 @@ describe('scopes, test keys and organizations', () => {
       expect((await errorOf(otherClient.editTemplate(idOrAlias, { Subject: 'theirs' }))).code).toBe(1101);
       expect((await errorOf(otherClient.deleteTemplate(idOrAlias))).code).toBe(1101);
     }
-    const send = await errorOf(
-      otherClient.sendEmailWithTemplate({
-        From: `s@${other.domain}`,
-        To: 'x@example.net',
-        TemplateId: mine.TemplateId,
-        TemplateModel: {},
-      }),
-    );
-    expect(send.code).toBe(1101);
+    for (const named of [{ TemplateId: mine.TemplateId }, { TemplateAlias: alias }]) {
+      const send = await errorOf(
+        otherClient.sendEmailWithTemplate({
+          From: `s@${other.domain}`,
+          To: 'x@example.net',
+          ...named,
+          TemplateModel: {},
+        }),
+      );
+      expect(send.code).toBe(1101);
+    }
     expect(
       (await otherClient.getTemplates({ count: 100, offset: 0 })).Templates.map((t) => t.TemplateId),
     ).not.toContain(mine.TemplateId);

@@ -110,6 +110,9 @@ describe('the templates view', () => {
     expect((await view.versions(orgA, 2))?.map((v) => v.textBody)).toEqual(['v1', 'v2', 'v3']);
     expect(await view.versions(orgA, 3)).toBeNull();
     expect((await view.library(orgB)).templates.get(2)).toMatchObject({ name: 'Theirs', version: 1 });
+    // What a send reads: the template it names and its layout, nothing else.
+    expect([...(await view.libraryFor(orgA, ['WELCOME'])).templates.keys()]).toEqual([1, 2]);
+    expect([...(await view.libraryFor(orgA, ['gone', 3])).templates.keys()]).toEqual([]);
   });
 
   it('a replay rebuilds it equal and swaps it in', async () => {

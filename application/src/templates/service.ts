@@ -235,9 +235,12 @@ export class TemplatesService {
     };
   }
 
-  /** The organization's templates as they stand (one read for a whole batch). */
-  library(organizationId: string): Promise<TemplateLibraryState> {
-    return this.options.view.library(organizationId);
+  /**
+   * The templates a send names (by id or alias) and their layouts, as they stand: one read for a whole batch, whose
+   * cost does not grow with the organization's other templates.
+   */
+  libraryFor(organizationId: string, names: readonly (string | number)[]): Promise<TemplateLibraryState> {
+    return this.options.view.libraryFor(organizationId, names);
   }
 
   private newTemplateId(): number {

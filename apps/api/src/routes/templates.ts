@@ -197,7 +197,12 @@ export function templateRoutes(deps: ApiDependencies) {
     messages: unknown[],
     idempotency: Parameters<PostmarkSendAnswers['sendMany']>[2],
   ): Promise<SendOutcome[]> {
-    const library = await service.library(key.organizationId);
+    const names = messages.flatMap((message) => {
+      const { TemplateId, TemplateAlias } = (message ?? {}) as { TemplateId?: unknown; TemplateAlias?: unknown };
+      const name = TemplateId ?? TemplateAlias;
+      return typeof name === 'number' || (typeof name === 'string' && name !== '') ? [name] : [];
+    });
+    const library = await service.libraryFor(key.organizationId, [...new Set(names)]);
     const outcomes: (SendOutcome | undefined)[] = new Array(messages.length);
     const bodies: unknown[] = [];
     const used: TemplateUsed[] = [];
@@ -341,7 +346,9 @@ export function templateRoutes(deps: ApiDependencies) {
       },
     );
 
-    const IdOrAlias = Type.Object({ idOrAlias: Type.String({ minLength: 1, maxLength: 200 }) });
+    const IdOrAlias = Type.Object({
+      idOrAlias: Type.String({ minLength: 1, description: "The template's id or alias" }),
+    });
 
     app.get(
       '/templates/:idOrAlias',

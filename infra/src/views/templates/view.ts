@@ -14,7 +14,8 @@ import type { ViewWriter } from '../positions';
  *
  *   <ns>:tpl:orgs                  set of the organizations that have (or had) templates
  *   <ns>:tpl:<org>                 set of the organization's template ids, deleted ones included
- *   <ns>:tpl:<org>:<id>            hash: `v<n>` → the template at version n (JSON TemplateState), `deleted` → JSON
+ *   <ns>:tpl:<org>:<id>            hash: `v<n>` → the template at version n (JSON TemplateState), `a<n>` → its alias,
+ *                                  type and layout (JSON, what a send looks a template up by), `deleted` → JSON
  *
  * Each version is its own Kafka key and so may be read in any order after another key (a replay, partitions):
  * every write sets its own field, so the order of events does not matter and applying one twice changes nothing.
@@ -56,6 +57,15 @@ export class TemplatesView {
       case 'TemplateCreated':
       case 'TemplateEdited':
         p.hset(key, `v${event.data.version}`, JSON.stringify(templateStateOf(event)));
+        p.hset(
+          key,
+          `a${event.data.version}`,
+          JSON.stringify({
+            alias: event.data.alias,
+            templateType: event.data.templateType,
+            layoutTemplate: event.data.layoutTemplate,
+          } satisfies TemplateLookup),
+        );
         break;
       case 'TemplateDeleted':
         p.hset(key, 'deleted', JSON.stringify({ at: event.metadata.occurredAt, version: event.data.version }));
@@ -71,32 +81,92 @@ export class TemplatesView {
     return (await this.redis.smembers(this.organizationsKey)).sort();
   }
 
-  /** Template id → every version (oldest first) and whether it is deleted, in two round trips. */
-  private async all(organizationId: string): Promise<Map<number, { versions: TemplateState[]; deleted: boolean }>> {
+  /** Each template's current version number (0: none), and which are deleted: one HKEYS each, names only. */
+  private async currentVersions(
+    organizationId: string,
+  ): Promise<{ current: { id: number; version: number }[]; deletedIds: Set<number> }> {
     const ids = (await this.redis.smembers(this.libraryKey(organizationId))).map(Number).sort((a, b) => a - b);
-    const out = new Map<number, { versions: TemplateState[]; deleted: boolean }>();
-    if (ids.length === 0) return out;
-    const p = this.redis.pipeline();
-    for (const id of ids) p.hgetall(this.templateKey(organizationId, id));
-    const results = (await p.exec()) ?? [];
+    const names = await this.pipelined<string[]>(ids.map((id) => ['hkeys', this.templateKey(organizationId, id)]));
+    const current: { id: number; version: number }[] = [];
+    const deletedIds = new Set<number>();
     ids.forEach((id, i) => {
-      const [error, fields] = results[i] ?? [null, {}];
-      if (error) throw error;
-      out.set(id, parseTemplateHash(fields as Record<string, string>));
+      const fields = names[i] ?? [];
+      if (fields.includes('deleted')) deletedIds.add(id);
+      else {
+        const highest = Math.max(0, ...fields.filter((f) => /^v\d+$/.test(f)).map((f) => Number(f.slice(1))));
+        if (highest > 0) current.push({ id, version: highest });
+      }
     });
-    return out;
+    return { current, deletedIds };
   }
 
-  /** The organization's templates as the template library decider holds them (what every template use case reads). */
-  async library(organizationId: string): Promise<TemplateLibraryState> {
-    const state = initialTemplateLibraryState();
+  private async versionsOf(
+    organizationId: string,
+    wanted: readonly { id: number; version: number }[],
+  ): Promise<Map<number, TemplateState>> {
+    const jsons = await this.pipelined<string | null>(
+      wanted.map(({ id, version }) => ['hget', this.templateKey(organizationId, id), `v${version}`]),
+    );
     const templates = new Map<number, TemplateState>();
-    const deletedIds = new Set<number>();
-    for (const [id, { versions, deleted }] of await this.all(organizationId)) {
-      if (deleted) deletedIds.add(id);
-      else if (versions.length > 0) templates.set(id, versions.at(-1)!);
+    wanted.forEach(({ id }, i) => {
+      const json = jsons[i];
+      if (json) templates.set(id, JSON.parse(json) as TemplateState);
+    });
+    return templates;
+  }
+
+  /**
+   * The organization's templates as the template library decider holds them (what every template change reads):
+   * each template's highest version, and the deleted ids. Only the current versions are read.
+   */
+  async library(organizationId: string): Promise<TemplateLibraryState> {
+    const { current, deletedIds } = await this.currentVersions(organizationId);
+    return { ...initialTemplateLibraryState(), templates: await this.versionsOf(organizationId, current), deletedIds };
+  }
+
+  /**
+   * What a send needs: only the templates `names` name (by id or alias, case-insensitively) and the layouts they
+   * sit in, as a library to render from. Reads names and aliases first, then those templates' bodies only, so a
+   * send costs the same however many templates the organization has.
+   */
+  async libraryFor(organizationId: string, names: readonly (string | number)[]): Promise<TemplateLibraryState> {
+    const { current, deletedIds } = await this.currentVersions(organizationId);
+    const lookups = await this.pipelined<string | null>(
+      current.map(({ id, version }) => ['hget', this.templateKey(organizationId, id), `a${version}`]),
+    );
+    const entries = current.map((entry, i) => ({
+      ...entry,
+      lookup: JSON.parse(lookups[i] ?? 'null') as TemplateLookup | null,
+    }));
+    const byName = (name: string | number) =>
+      typeof name === 'number' || /^\d+$/.test(name)
+        ? entries.find((e) => e.id === Number(name))
+        : entries.find((e) => e.lookup?.alias?.toLowerCase() === name.toLowerCase());
+    const wanted = new Map<number, { id: number; version: number }>();
+    for (const name of names) {
+      const entry = byName(name);
+      if (!entry) continue;
+      wanted.set(entry.id, entry);
+      const layout = entry.lookup?.layoutTemplate ? byName(entry.lookup.layoutTemplate) : undefined;
+      if (layout) wanted.set(layout.id, layout);
     }
-    return { ...state, templates, deletedIds };
+    return {
+      ...initialTemplateLibraryState(),
+      templates: await this.versionsOf(
+        organizationId,
+        [...wanted.values()].sort((a, b) => a.id - b.id),
+      ),
+      deletedIds,
+    };
+  }
+
+  private async pipelined<T>(commands: [string, ...string[]][]): Promise<T[]> {
+    if (commands.length === 0) return [];
+    const results = (await this.redis.pipeline(commands).exec()) ?? [];
+    return results.map(([error, value]) => {
+      if (error) throw error;
+      return value as T;
+    });
   }
 
   /** Every version of one template, oldest first; null when it does not exist or is deleted. */
@@ -111,6 +181,13 @@ export class TemplatesView {
     const json = await this.redis.hget(this.templateKey(organizationId, templateId), `v${version}`);
     return json ? (JSON.parse(json) as TemplateState) : null;
   }
+}
+
+/** What a send looks a template up by, kept beside each version (`a<n>`). */
+interface TemplateLookup {
+  alias: string | null;
+  templateType: string;
+  layoutTemplate: string | null;
 }
 
 function parseTemplateHash(fields: Record<string, string>): { versions: TemplateState[]; deleted: boolean } {
