@@ -2,11 +2,13 @@ import { randomInt, randomUUID } from 'node:crypto';
 import {
   DomainError,
   findTemplate,
+  parseTemplate,
   renderTemplateSet,
   TEMPLATE_ID_MAX,
   templateLibraryDecider,
   templateNotFound,
   TEMPLATE_TYPES,
+  type ParsedTemplate,
   type TemplateCommand,
   type TemplateEvent,
   type TemplateInput,
@@ -59,13 +61,55 @@ export interface TemplateSendInput {
   inlineCss?: boolean | undefined;
 }
 
+/**
+ * juice's settings: the `<style>` rules moved into `style` attributes and the tags removed, media queries (which
+ * cannot be inlined) kept in a `<style>`. The extras (width and height attributes from CSS, table attributes, CSS
+ * variables resolved, pseudo-elements, font faces and keyframes kept) are off: they doubled the time of an inlining
+ * (0.5 to 1.0 ms against 2.2 ms for a receipt in its layout, on a loaded machine) for what email clients seldom need.
+ */
+const JUICE_OPTIONS = {
+  removeStyleTags: true,
+  preserveMediaQueries: true,
+  applyWidthAttributes: false,
+  applyHeightAttributes: false,
+  applyAttributesTableElements: false,
+  insertPreservedExtraCss: true,
+  preserveFontFaces: false,
+  preserveImportant: false,
+  preservePseudos: false,
+  preserveKeyFrames: false,
+  inlinePseudoElements: false,
+  resolveCSSVariables: false,
+};
+
 /** Inlines the `<style>` rules of rendered HTML into style attributes (juice); the HTML unchanged when it has none. */
 export function inlineCss(html: string): string {
   if (!/<style[\s>]/i.test(html)) return html;
-  return juice(html, { removeStyleTags: true, preserveMediaQueries: true, applyWidthAttributes: true });
+  return juice(html, JUICE_OPTIONS);
+}
+
+/** Parsed templates by their source: a send parses each template once, not per message (a parse is immutable). */
+class ParseCache {
+  private readonly parsed = new Map<string, ParsedTemplate>();
+  constructor(private readonly maxEntries = 500) {}
+
+  readonly parse = (source: string): ParsedTemplate => {
+    const hit = this.parsed.get(source);
+    if (hit) {
+      // Most recently used last: the first entry is the one to drop.
+      this.parsed.delete(source);
+      this.parsed.set(source, hit);
+      return hit;
+    }
+    const fresh = parseTemplate(source);
+    this.parsed.set(source, fresh);
+    if (this.parsed.size > this.maxEntries) this.parsed.delete(this.parsed.keys().next().value!);
+    return fresh;
+  };
 }
 
 export class TemplatesService {
+  private readonly parseCache = new ParseCache();
   private readonly handler: CommandHandler<TemplateLibraryState, TemplateCommand, TemplateEvent>;
 
   constructor(private readonly options: TemplatesServiceOptions) {
@@ -213,7 +257,7 @@ export class TemplatesService {
     }
     const layout = template.layoutTemplate ? findTemplate(library, template.layoutTemplate) : null;
     if (template.layoutTemplate && !layout) throw templateNotFound(template.layoutTemplate);
-    const rendering = renderTemplateSet({ ...template, layout }, input.templateModel);
+    const rendering = renderTemplateSet({ ...template, layout }, input.templateModel, undefined, this.parseCache.parse);
     for (const [field, part] of [
       ['Subject', rendering.subject],
       ['HtmlBody', rendering.htmlBody],

@@ -422,12 +422,14 @@ export function renderTemplateSet(
   source: TemplateSource,
   model: unknown,
   limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+  /** How a source is parsed: the caller may pass a memoized parseTemplate (a parsed template is immutable). */
+  parse: (source: string) => ParsedTemplate = parseTemplate,
 ): TemplateRendering {
   const inferred = new InferredModel();
   const part = (body: string | null, layoutBody: string | null | undefined, escape: boolean): RenderedPart => {
     if (body === null) return { contentIsValid: true, validationErrors: [], renderedContent: null };
     const own = source.templateType === 'Layout' ? withoutContentPlaceholder(body) : body;
-    const parsedOwn = parseTemplate(own);
+    const parsedOwn = parse(own);
     inferred.add(parsedOwn);
     if (source.templateType === 'Layout' && (body.match(LAYOUT_CONTENT_PLACEHOLDER) ?? []).length !== 1) {
       return {
@@ -446,7 +448,7 @@ export function renderTemplateSet(
       return { contentIsValid: false, validationErrors: [...parsedOwn.errors], renderedContent: null };
     }
     const whole: ParsedTemplate =
-      layoutBody === undefined || layoutBody === null ? parsedOwn : parseTemplate(inLayout(body, layoutBody));
+      layoutBody === undefined || layoutBody === null ? parsedOwn : parse(inLayout(body, layoutBody));
     if (whole !== parsedOwn) inferred.add(whole);
     try {
       return {
