@@ -135,6 +135,15 @@ describe('the template methods of postmark 5.1.0', () => {
       TextBody: '{{ name }} paid {{ amount }}',
       LayoutTemplate: layout,
     });
+    const layouts = await client.getTemplates({
+      count: 100,
+      offset: 0,
+      templateType: postmark.Models.TemplateTypes.Layout,
+    });
+    expect(layouts.Templates.map((t) => t.Alias)).toContain(layout);
+    expect(layouts.Templates.every((t) => t.TemplateType === 'Layout')).toBe(true);
+    const inLayout = await client.getTemplates({ count: 100, offset: 0, layoutTemplate: layout });
+    expect(inLayout.Templates.map((t) => t.TemplateId)).toEqual([template.TemplateId]);
     const result = await client.sendEmailWithTemplate({
       From: `Shop <shop@${org.domain}>`,
       To: 'buyer@example.net',
