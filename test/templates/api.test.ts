@@ -86,6 +86,11 @@ describe('the template methods of postmark 5.1.0', () => {
 
     const deleted = await client.deleteTemplate(alias);
     expect(deleted.ErrorCode).toBe(0);
+    // The console's audit names each change and who made it (the key's prefix, never the key).
+    const { entries } = await api.deps.accounts.audit(org.organizationId, 100, 0);
+    const ours = entries.filter((e) => e.subject.startsWith(`template ${created.TemplateId} `));
+    expect(ours.map((e) => e.action)).toEqual(['TemplateDeleted', 'TemplateEdited', 'TemplateCreated']);
+    expect(ours[0]?.actor).toBe(`api key ${org.liveKey.slice(0, 12)}`);
     expect((await errorOf(client.getTemplate(created.TemplateId))).code).toBe(1101);
   });
 

@@ -6,6 +6,7 @@ import {
   type TemplateState,
 } from '@sendline/domain';
 import type { Redis } from 'ioredis';
+import { AuditView } from '../audit/view';
 import type { ViewWriter } from '../positions';
 
 /**
@@ -23,10 +24,14 @@ import type { ViewWriter } from '../positions';
  * in Redis, never shown: a deleted template's id is never used again).
  */
 export class TemplatesView {
+  private readonly auditView: AuditView;
+
   constructor(
     private readonly redis: Redis,
     readonly namespace = 'sl',
-  ) {}
+  ) {
+    this.auditView = new AuditView(redis, namespace);
+  }
 
   get organizationsKey(): string {
     return `${this.namespace}:tpl:orgs`;
@@ -38,11 +43,17 @@ export class TemplatesView {
     return `${this.namespace}:tpl:${organizationId}:${templateId}`;
   }
 
-  /** Applies events at once, without a position (the API reading its own write right after the broker's ack). */
+  /**
+   * Applies events at once, without a position (the API reading its own write right after the broker's ack), and
+   * to the audit (the audit view's, projected from the history topic; the same entry, so written twice is once).
+   */
   async apply(events: readonly TemplateEvent[]): Promise<void> {
     if (events.length === 0) return;
     const p = this.redis.pipeline();
-    for (const event of events) this.write(p, event);
+    for (const event of events) {
+      this.write(p, event);
+      this.auditView.write(p, event);
+    }
     const results = await p.exec();
     const failed = results?.find(([error]) => error);
     if (failed?.[0]) throw failed[0];
