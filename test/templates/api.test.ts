@@ -281,6 +281,8 @@ describe('scopes, test keys and organizations', () => {
       TemplateModel: { name: 'A' },
     });
     expect(result.Message).toBe('Test job accepted');
+    // A live send appends before it answers: nothing appended by now is nothing at all.
+    expect(await eventsOfMessage(api.deps.store, result.MessageID)).toEqual([]);
   });
 
   it('one organization cannot read, use, change or delete another’s template, by id or by alias', async () => {
