@@ -281,6 +281,7 @@ describe('scopes, test keys and organizations', () => {
       TemplateModel: { name: 'A' },
     });
     expect(result.Message).toBe('Test job accepted');
+    expect(result.MessageID).toMatch(/^[0-9a-f-]{36}$/);
     // A live send appends before it answers: nothing appended by now is nothing at all.
     expect(await eventsOfMessage(api.deps.store, result.MessageID)).toEqual([]);
   });
