@@ -79,6 +79,17 @@ export const DOMAIN_ERROR_CODES = [
   'InvalidWebhookSecret',
   'InvalidWebhookDisabling',
   'TooManyWebhooks',
+  // Templates.
+  'TemplateNotFound',
+  'TooManyTemplates',
+  'InvalidTemplateId',
+  'TemplateModelMissing',
+  'TemplateFieldMissing',
+  'TemplateFieldTooLarge',
+  'InvalidTemplateField',
+  'TemplateFieldNotAllowed',
+  'LayoutInUse',
+  'InvalidLayoutContent',
   // A caller broke the command envelope's contract.
   'MissingEventId',
 ] as const;

@@ -42,7 +42,15 @@ describe('GET /v1/me', () => {
         id: keyId,
         name: 'live key',
         mode: 'live',
-        scopes: ['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage'],
+        scopes: [
+          'email:send',
+          'email:read',
+          'domains:read',
+          'members:read',
+          'webhooks:manage',
+          'templates:read',
+          'templates:manage',
+        ],
         prefix: a.liveKey.slice(0, 12),
       },
     });

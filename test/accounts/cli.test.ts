@@ -376,7 +376,15 @@ describe('admin key', () => {
     const org = await newOrganization();
     const created = await adminJson<KeyJson>(['key', 'create', '--org', org.id, '--scopes', 'all', '--mode', 'test']);
     expect(created.key).toMatch(/^sl_test_[A-Za-z0-9_-]{43}$/);
-    expect(created.scopes).toEqual(['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage']);
+    expect(created.scopes).toEqual([
+      'email:send',
+      'email:read',
+      'domains:read',
+      'members:read',
+      'webhooks:manage',
+      'templates:read',
+      'templates:manage',
+    ]);
     expect(created.name).toBe('test key');
   });
 
@@ -396,7 +404,7 @@ describe('admin key', () => {
       admin(['key', 'create', '--org', org.id, '--scopes', 'email:send', '--mode', 'prod']),
     ]);
     expect(refusal(scope)).toBe(
-      'admin: unknown scope "admin:all"; scopes are: email:send, email:read, domains:read, members:read, webhooks:manage',
+      'admin: unknown scope "admin:all"; scopes are: email:send, email:read, domains:read, members:read, webhooks:manage, templates:read, templates:manage',
     );
     expect(refusal(noScopes)).toBe("admin: required option '--scopes <scopes>' not specified (see --help)");
     expect(refusal(mode)).toMatch(/'prod' is invalid. Allowed choices are test, live/);

@@ -116,7 +116,18 @@ describe('the demo organization', () => {
     const me = await call(api.baseUrl, 'GET', '/me', { key: credentials.keys.live });
     expect(me.body).toMatchObject({
       organization: { id: credentials.organizationId, name: 'Demo' },
-      key: { mode: 'live', scopes: ['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage'] },
+      key: {
+        mode: 'live',
+        scopes: [
+          'email:send',
+          'email:read',
+          'domains:read',
+          'members:read',
+          'webhooks:manage',
+          'templates:read',
+          'templates:manage',
+        ],
+      },
     });
     const sent = await call(api.baseUrl, 'POST', '/email', {
       key: credentials.keys.test,

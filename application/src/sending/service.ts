@@ -11,6 +11,7 @@ import {
   type MessageEvent,
   type MessageState,
   type OutboundMessage,
+  type TemplateUsed,
 } from '@sendline/domain';
 import {
   CommandHandler,
@@ -154,12 +155,17 @@ export class SendUseCase {
    * and its position, and its time is the first attempt's: a retry appends the very same MessageAccepted
    * (same MessageID, event id and time), which every consumer takes for the first.
    */
-  async sendMany(sender: SendingAs, bodies: unknown[], idempotency?: IdempotentRequest): Promise<SendResult[]> {
+  async sendMany(
+    sender: SendingAs,
+    bodies: unknown[],
+    idempotency?: IdempotentRequest,
+    templates?: readonly (TemplateUsed | undefined)[],
+  ): Promise<SendResult[]> {
     const context: SendContext = { sender, now: idempotency?.submittedAt ?? this.deps.now(), idempotency };
     const results: SendResult[] = [];
     const refuse = (index: number, refusal: SendRefusal) => (results[index] = refused(refusal));
 
-    const valid = this.validate(bodies, refuse);
+    const valid = this.validate(bodies, refuse, templates);
     if (valid.length === 0) return results;
     const views = await this.readViews(context, valid);
     const checked = this.checkSenders(valid, views, refuse);
@@ -171,12 +177,21 @@ export class SendUseCase {
     return results;
   }
 
-  /** 1. Each request against the domain's rules: an invalid one is refused with the rule's code and words. */
-  private validate(bodies: unknown[], refuse: (index: number, refusal: SendRefusal) => void): Valid[] {
+  /**
+   * 1. Each request against the domain's rules: an invalid one is refused with the rule's code and words. A message
+   *    rendered from a template (`templates`, by position) records which template and version.
+   */
+  private validate(
+    bodies: unknown[],
+    refuse: (index: number, refusal: SendRefusal) => void,
+    templates?: readonly (TemplateUsed | undefined)[],
+  ): Valid[] {
     const valid: Valid[] = [];
     for (const [index, body] of bodies.entries()) {
       const validation = validateSendRequest(body, this.parse);
-      if (validation.ok) valid.push({ index, message: validation.message });
+      const template = templates?.[index];
+      if (validation.ok)
+        valid.push({ index, message: template ? { ...validation.message, template } : validation.message });
       else refuse(index, { code: validation.error.code, reason: validation.error.message });
     }
     return valid;

@@ -18,6 +18,7 @@ import { statsRoutes } from './routes/stats';
 import { suppressionRoutes } from './routes/suppressions';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries';
 import { webhookRoutes } from './routes/webhooks';
+import { templateRoutes } from './routes/templates';
 
 export interface BuildOptions {
   logger?: boolean | FastifyBaseLogger | { level: string };
@@ -104,6 +105,7 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
     statsRoutes(deps),
     accountRoutes(deps),
     webhookRoutes(deps),
+    templateRoutes(deps),
     webhookDeliveryRoutes(deps),
   ];
   const postmarkRoutes = async (v1: Api): Promise<void> => {

@@ -4,7 +4,13 @@
  * schemas), and the body limits.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AccountsService, ConsoleSignIn, ManualSuppressions, WebhooksService } from '@sendline/application';
+import type {
+  AccountsService,
+  ConsoleSignIn,
+  ManualSuppressions,
+  TemplatesService,
+  WebhooksService,
+} from '@sendline/application';
 import type {
   ActivityReader,
   AccountsView,
@@ -44,6 +50,8 @@ export interface ApiDependencies {
   dumps: MessageDumps;
   /** The organization's webhooks (`/webhooks`): the use case, with its secret key, mode and resolver. */
   webhooks: WebhooksService;
+  /** The organization's templates (`/templates`) and what a send with a template renders. */
+  templates: TemplatesService;
   /** The clock and id source (passed in, so the domain never reads them itself). */
   now: () => number;
   newId: () => string;

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AccountsService, ConsoleSignIn, ManualSuppressions, SystemMail, WebhooksService } from '@sendline/application';
+import {
+  AccountsService,
+  ConsoleSignIn,
+  ManualSuppressions,
+  SystemMail,
+  TemplatesService,
+  WebhooksService,
+} from '@sendline/application';
 import {
   AccountsView,
   ActivityQueries,
@@ -24,6 +31,7 @@ import {
   SignInLinks,
   spfDomainFromEnv,
   SuppressionView,
+  TemplatesView,
   systemHostResolver,
   systemSenderFromEnv,
   txtResolverFromEnv,
@@ -94,6 +102,7 @@ export function connectApiDependencies(
       now,
       newId,
     }),
+    templates: new TemplatesService({ store, view: new TemplatesView(redis), now, newId }),
     now,
     newId,
     mailHost,

@@ -133,6 +133,22 @@ export const ERROR_CATALOGUE = {
   UnknownEndpoint: entry(404, 404, 'No endpoint {method} {path}.', 'No such endpoint.'),
   InternalError: INTERNAL_ERROR,
 
+  // Templates: Postmark's codes, all answered 422 as Postmark does.
+  TemplateNotFound: entry(1101, 422, '{detail}', 'The template was not found.'),
+  TooManyTemplates: entry(1105, 422, '{detail}', 'This organization has the most templates it may have.'),
+  TemplateModelMissing: entry(1109, 422, '{detail}', 'The TemplateModel is required.'),
+  TemplateFieldMissing: entry(1120, 422, '{detail}', 'A required template field is missing.'),
+  TemplateFieldTooLarge: entry(1121, 422, '{detail}', 'A template field is too large.'),
+  InvalidTemplateField: entry(1122, 422, '{detail}', 'A template field is invalid.'),
+  TemplateFieldNotAllowed: entry(1123, 422, '{detail}', 'A template field is not allowed here.'),
+  LayoutInUse: entry(1130, 422, '{detail}', 'The layout is used by templates.'),
+  InvalidLayoutContent: entry(
+    1131,
+    422,
+    '{detail}',
+    "A layout's bodies must hold the content placeholder {{{ @content }}} exactly once.",
+  ),
+  InvalidTemplateId: INTERNAL_ERROR,
   // Webhooks (ours: Postmark documents no ErrorCode for them). A body that does not fit the route's schema is
   // IncompatibleJson (403) like any other; a field that breaks a webhook rule has its own code, named in Message.
   InvalidWebhookUrl: entry(1403, 422, '{detail}', 'The webhook Url is invalid.'),

@@ -5,6 +5,7 @@ import {
   type SendRefusal,
   type SendResult as SendUseCaseResult,
 } from '@sendline/application';
+import type { TemplateUsed } from '@sendline/domain';
 import type { StoredApiKey } from '@sendline/infra';
 import { Type, type Static } from 'typebox';
 import { parseAddressListCached } from './addressListCache';
@@ -104,7 +105,12 @@ export class PostmarkSendAnswers {
   }
 
   /** Sends several messages, each checked on its own (see the use case). */
-  async sendMany(key: StoredApiKey, bodies: unknown[], idempotency?: IdempotentRequest): Promise<SendOutcome[]> {
-    return (await this.useCase.sendMany(key, bodies, idempotency)).map(answerOf);
+  async sendMany(
+    key: StoredApiKey,
+    bodies: unknown[],
+    idempotency?: IdempotentRequest,
+    templates?: readonly (TemplateUsed | undefined)[],
+  ): Promise<SendOutcome[]> {
+    return (await this.useCase.sendMany(key, bodies, idempotency, templates)).map(answerOf);
   }
 }

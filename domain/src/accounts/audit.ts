@@ -1,10 +1,14 @@
+import type { TemplateEvent } from '../templates/templates';
 import type { AccountEvent } from './organization';
+
+/** What the console's audit lists: every account event, and every change to a template. */
+export type AuditedEvent = AccountEvent | TemplateEvent;
 
 /**
  * What an account event changed, in words for the console's audit ("key 'CI' (sl_live_ab12)"): pure, from the event
  * alone, and never a secret (a key's prefix, never its digest; a domain's name, never its keys).
  */
-export function auditSubject(event: AccountEvent): string {
+export function auditSubject(event: AuditedEvent): string {
   switch (event.type) {
     case 'OrganizationCreated':
       return `organization '${event.data.name}' (first admin ${event.data.adminEmail})`;
@@ -35,6 +39,11 @@ export function auditSubject(event: AccountEvent): string {
       return `webhook ${event.data.webhookId}`;
     case 'WebhookDisabled':
       return `webhook ${event.data.webhookId} (its calls failed for too long)`;
+    case 'TemplateCreated':
+    case 'TemplateEdited':
+      return `template ${event.data.templateId} '${event.data.name}'${event.data.alias ? ` (${event.data.alias})` : ''}, version ${event.data.version}`;
+    case 'TemplateDeleted':
+      return `template ${event.data.templateId} (last version ${event.data.version})`;
     default: {
       const unknown: never = event;
       return String((unknown as { type: string }).type);

@@ -11,7 +11,15 @@ import { parseEmailAddress } from '../validation';
 export const MEMBER_ROLES = ['admin', 'developer', 'viewer'] as const;
 export type Role = (typeof MEMBER_ROLES)[number];
 
-export const API_KEY_SCOPES = ['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage'] as const;
+export const API_KEY_SCOPES = [
+  'email:send',
+  'email:read',
+  'domains:read',
+  'members:read',
+  'webhooks:manage',
+  'templates:read',
+  'templates:manage',
+] as const;
 export type Scope = (typeof API_KEY_SCOPES)[number];
 
 export const API_KEY_MODES = ['test', 'live'] as const;

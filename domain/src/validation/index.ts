@@ -29,6 +29,7 @@ export {
   type MessageAttachment,
   type MessageHeader,
   type OutboundMessage,
+  type TemplateUsed,
   type TrackLinks,
 } from './outboundMessage';
 export {

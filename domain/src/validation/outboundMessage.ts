@@ -38,4 +38,12 @@ export interface OutboundMessage {
   messageStream: 'outbound';
   /** Subject + bodies + custom headers + decoded attachments, in bytes (UTF-8). */
   sizeBytes: number;
+  /** The template the subject and bodies were rendered from (a send with a template); absent for a plain send. */
+  template?: TemplateUsed;
+}
+
+/** A template and the version of it a message was rendered from. */
+export interface TemplateUsed {
+  templateId: number;
+  version: number;
 }

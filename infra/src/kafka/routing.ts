@@ -1,4 +1,12 @@
-import { ACCOUNT_EVENT_TYPES, accountEventKey, suppressionKey, type AccountEvent } from '@sendline/domain';
+import {
+  ACCOUNT_EVENT_TYPES,
+  accountEventKey,
+  suppressionKey,
+  TEMPLATE_EVENT_TYPES,
+  templateEventKey,
+  type AccountEvent,
+  type TemplateEvent,
+} from '@sendline/domain';
 import { defaultTopicNames, webhookCallTopic, type TopicNames } from './topics';
 
 export interface RoutableEvent {
@@ -21,13 +29,14 @@ function field(event: RoutableEvent, name: string): string {
 }
 
 const accountTypes = new Set<string>(ACCOUNT_EVENT_TYPES);
+const templateTypes = new Set<string>(TEMPLATE_EVENT_TYPES);
 
 /**
  * Topic and key of an event (the architecture page's table): a message's events
  * by message id, so they stay in order; a suppression by organization and
  * lowercased address, so compaction keeps the latest word on each address; an
  * account entity by its own id (the domain's `accountEventKey`), so compaction
- * keeps each entity's latest state; a webhook call by its call id, on the topic of its attempt; mail our MX received
+ * keeps each entity's latest state (a template's versions each their own key, templateEventKey); a webhook call by its call id, on the topic of its attempt; mail our MX received
  * by the message its first recipient's return-path token names (so the reports about one message stay in order),
  * else by its own received id.
  */
@@ -54,5 +63,6 @@ export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTop
     };
   }
   if (accountTypes.has(type)) return { topic: topics.accounts, key: accountEventKey(event as AccountEvent) };
+  if (templateTypes.has(type)) return { topic: topics.accounts, key: templateEventKey(event as TemplateEvent) };
   throw new Error(`no topic for event type ${type}`);
 }

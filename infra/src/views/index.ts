@@ -1,5 +1,5 @@
 /**
- * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/` and `allowance/` (Redis),
+ * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/`, `allowance/` and `templates/` (Redis),
  * `activity/` and `deadLetters/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch
  * is applied to it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
  *
@@ -20,3 +20,4 @@ export * from './audit';
 export * from './allowance';
 export * from './activity';
 export * from './deadLetters';
+export * from './templates';

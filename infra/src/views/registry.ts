@@ -12,6 +12,7 @@ import { deadLettersHandler, rebuildDeadLetters } from './deadLetters';
 import { positionsKeyOf, ViewPositions } from './positions';
 import type { RebuildableView } from './rebuildable';
 import { rebuildSuppressions, suppressionsHandler, SuppressionView } from './suppressions';
+import { rebuildTemplates, templatesHandler, TemplatesView } from './templates';
 
 /**
  * The views built from the log, one entry each: what the projector runs, what a replay rebuilds, what the admin
@@ -140,6 +141,13 @@ export const VIEWS = {
     (redis, namespace, positionsKey) => allowanceHandler(new AllowanceView(namespace), redis, positionsKey),
     rebuildAllowance,
   ),
+  // Every version of the organizations' templates: their events are on the accounts topic, one key per version.
+  templates: redisView(
+    'templates',
+    (topics) => [topics.accounts],
+    (redis, namespace, positionsKey) => templatesHandler(new TemplatesView(redis, namespace), redis, positionsKey),
+    rebuildTemplates,
+  ),
   // The messages' events a consumer set aside: the organizations' dead letters (ClickHouse, like activity).
   deadLetters: {
     store: 'clickhouse',
@@ -175,7 +183,7 @@ export function topicsOf(projection: ProjectionName, topics: TopicNames): string
 
 /**
  * The consumer group of a projection: `projector-suppressions`, `projector-activity`, `projector-accounts`,
- * `projector-audit`, `projector-allowance`, `projector-deadLetters`.
+ * `projector-audit`, `projector-allowance`, `projector-templates`, `projector-deadLetters`.
  */
 export function groupOf(projection: ProjectionName, prefix = 'projector'): string {
   return `${prefix}-${projection}`;

@@ -4,15 +4,24 @@ import { deadLetterTopicOf, defaultTopicNames, groupOf, PROJECTIONS, topicsOf, v
 // The registry is the one list of views: what the projector runs, a replay rebuilds and `admin replay` offers.
 describe('the view registry', () => {
   it('lists every view once, in the order admin replay offers them', () => {
-    expect(PROJECTIONS).toEqual(['suppressions', 'activity', 'accounts', 'audit', 'allowance', 'deadLetters']);
+    expect(PROJECTIONS).toEqual([
+      'suppressions',
+      'activity',
+      'accounts',
+      'audit',
+      'allowance',
+      'templates',
+      'deadLetters',
+    ]);
   });
 
-  it('keeps the four position-keeping views in Redis and the two others in ClickHouse', () => {
+  it('keeps the five position-keeping views in Redis and the two others in ClickHouse', () => {
     expect(PROJECTIONS.filter((name) => viewOf(name).store === 'redis')).toEqual([
       'suppressions',
       'accounts',
       'audit',
       'allowance',
+      'templates',
     ]);
     expect(PROJECTIONS.filter((name) => viewOf(name).store === 'clickhouse')).toEqual(['activity', 'deadLetters']);
   });
@@ -25,6 +34,7 @@ describe('the view registry', () => {
       accounts: [topics.accounts],
       audit: [topics.accountsHistory],
       allowance: [topics.messages],
+      templates: [topics.accounts],
       deadLetters: [deadLetterTopicOf(topics.messages), deadLetterTopicOf(topics.deliveryRetries)],
     });
   });

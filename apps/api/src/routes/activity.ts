@@ -78,6 +78,9 @@ export const DetailsResponse = Type.Object({
   TextBody: Type.String(),
   HtmlBody: Type.String(),
   Body: Type.String(),
+  Template: Type.Union([Type.Object({ TemplateId: Type.Integer(), Version: Type.Integer() }), Type.Null()], {
+    description: 'Ours: the template the message was rendered from and its version; null for a plain send',
+  }),
   ReplyTo: Type.String(),
   Headers: Type.Array(Type.Object({ Name: Type.String(), Value: Type.String() })),
   MessageEvents: Type.Array(
@@ -180,6 +183,7 @@ export async function outboundDetails(
     TextBody: details.textBody,
     HtmlBody: details.htmlBody,
     Body: details.htmlBody || details.textBody,
+    Template: details.template ? { TemplateId: details.template.templateId, Version: details.template.version } : null,
     ReplyTo: details.replyTo,
     Headers: details.headers.map((h) => ({ Name: h.name, Value: h.value })),
     MessageEvents: details.events.map((event) => ({

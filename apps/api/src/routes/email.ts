@@ -63,7 +63,7 @@ const BATCH_REFUSED =
   `ErrorCode 300: the body is not an array; 402: malformed JSON; 410: more than ${MAX_BATCH_MESSAGES} messages ` +
   '(each message’s own refusal is in its result)';
 
-const IdempotencyHeaders = Type.Object({
+export const IdempotencyHeaders = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       minLength: 1,
@@ -80,7 +80,7 @@ const IdempotencyHeaders = Type.Object({
  * and lands on the same MessageIDs, so a retry after any fault sends at most once. Answers of 5xx are
  * not stored: the retry runs.
  */
-async function idempotent(
+export async function idempotent(
   deps: ApiDependencies,
   request: FastifyRequest,
   reply: FastifyReply,

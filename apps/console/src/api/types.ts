@@ -8,8 +8,23 @@
 export type Role = 'admin' | 'developer' | 'viewer';
 export const ROLES: readonly Role[] = ['admin', 'developer', 'viewer'];
 
-export type Scope = 'email:send' | 'email:read' | 'domains:read' | 'members:read' | 'webhooks:manage';
-export const SCOPES: readonly Scope[] = ['email:send', 'email:read', 'domains:read', 'members:read', 'webhooks:manage'];
+export type Scope =
+  | 'email:send'
+  | 'email:read'
+  | 'domains:read'
+  | 'members:read'
+  | 'webhooks:manage'
+  | 'templates:read'
+  | 'templates:manage';
+export const SCOPES: readonly Scope[] = [
+  'email:send',
+  'email:read',
+  'domains:read',
+  'members:read',
+  'webhooks:manage',
+  'templates:read',
+  'templates:manage',
+];
 
 export type ApiKeyMode = 'live' | 'test';
 

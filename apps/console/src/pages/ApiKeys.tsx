@@ -9,6 +9,8 @@ const SCOPE_HELP: Record<Scope, string> = {
   'domains:read': 'read the sending domains',
   'members:read': 'read the members',
   'webhooks:manage': 'manage webhooks',
+  'templates:read': 'read the templates',
+  'templates:manage': 'create, edit and delete templates',
 };
 
 /** Developers › API keys: issue one (its token shown once), list them, revoke one. */

@@ -46,6 +46,9 @@ export interface MessageRow {
   attachment_names: string[];
   text_body: string;
   html_body: string;
+  /** The template the message was rendered from, and its version; 0 for a plain send. */
+  template_id: number;
+  template_version: number;
   track_opens: number;
   track_links: string;
   size_bytes: number;
@@ -166,6 +169,8 @@ export function acceptedRow(event: MessageAccepted, state: MessageState): Messag
     attachment_names: data.attachments.map((attachment) => attachment.name),
     text_body: data.textBody ?? '',
     html_body: data.htmlBody ?? '',
+    template_id: data.template?.templateId ?? 0,
+    template_version: data.template?.version ?? 0,
     track_opens: data.trackOpens ? 1 : 0,
     track_links: data.trackLinks,
     size_bytes: data.sizeBytes,

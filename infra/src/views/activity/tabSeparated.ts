@@ -34,6 +34,8 @@ export const MESSAGE_COLUMNS: readonly (readonly [keyof MessageRow, ColumnKind])
   ['attachment_names', 'strings'],
   ['text_body', 'string'],
   ['html_body', 'string'],
+  ['template_id', 'number'],
+  ['template_version', 'number'],
   ['track_opens', 'number'],
   ['track_links', 'string'],
   ['size_bytes', 'number'],

@@ -113,6 +113,8 @@ export function normalizeRow(row: MessageRow): MessageRow {
     completed_at_ms: Number(row.completed_at_ms),
     updated_at_ms: Number(row.updated_at_ms),
     version: Number(row.version),
+    template_id: Number(row.template_id ?? 0),
+    template_version: Number(row.template_version ?? 0),
     track_opens: Number(row.track_opens),
     received_at: Math.floor(Number(row.received_at_ms) / 1000),
   };

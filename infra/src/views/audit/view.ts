@@ -1,4 +1,4 @@
-import { auditSubject, type AccountEvent } from '@sendline/domain';
+import { auditSubject, type AuditedEvent } from '@sendline/domain';
 import type { Redis } from 'ioredis';
 import type { ViewWriter } from '../positions';
 
@@ -14,7 +14,7 @@ export interface AuditEntry {
 }
 
 /**
- * The audit view in Redis: every account event of an organization, as an entry of a sorted set by time. Built
+ * The audit view in Redis: every account event of an organization (template changes included), as an entry of a sorted set by time. Built
  * from the `accounts.history` topic (every account event, never compacted), not from the compacted `accounts`
  * topic, so a replay rebuilds the whole history and not only each entity's latest event.
  *
@@ -44,7 +44,7 @@ export class AuditView {
   }
 
   /** The entry of an event: the same event gives the same entry, so writing it again changes nothing. */
-  static entryOf(event: AccountEvent): AuditEntry {
+  static entryOf(event: AuditedEvent): AuditEntry {
     return {
       at: event.metadata.occurredAt,
       eventId: event.metadata.eventId,
@@ -55,7 +55,7 @@ export class AuditView {
   }
 
   /** The view's write for one event. */
-  write(p: ViewWriter, event: AccountEvent): void {
+  write(p: ViewWriter, event: AuditedEvent): void {
     p.zadd(
       this.auditKey(event.metadata.organizationId),
       event.metadata.occurredAt,

@@ -63,7 +63,16 @@ type UInt64Column = 'received_at_ms' | 'updated_at_ms';
 
 type SummaryRecord = ReadBack<(typeof SUMMARY_COLUMNS)[number]> & { status: MessageListingStatus };
 
-const DETAILS_COLUMNS = ['day', 'text_body', 'html_body', 'reply_to', 'headers_json', 'updated_at_ms'] as const;
+const DETAILS_COLUMNS = [
+  'day',
+  'text_body',
+  'html_body',
+  'template_id',
+  'template_version',
+  'reply_to',
+  'headers_json',
+  'updated_at_ms',
+] as const;
 
 type DetailsRecord = SummaryRecord & ReadBack<(typeof DETAILS_COLUMNS)[number]>;
 
@@ -448,6 +457,9 @@ export class ClickHouseActivityReader implements ActivityReader {
       ...summary,
       textBody: record.text_body,
       htmlBody: record.html_body,
+      template: Number(record.template_id)
+        ? { templateId: Number(record.template_id), version: Number(record.template_version) }
+        : null,
       replyTo: record.reply_to,
       headers: JSON.parse(record.headers_json) as { name: string; value: string }[],
       events: firstOfEach(events).flatMap((event) => activityEventsOf(event, summary.recipients)),

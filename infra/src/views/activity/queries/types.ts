@@ -53,6 +53,8 @@ export interface ActivityEvent {
 export interface MessageDetails extends MessageSummary {
   textBody: string;
   htmlBody: string;
+  /** The template the message was rendered from and its version (a send with a template); null for a plain send. */
+  template: { templateId: number; version: number } | null;
   replyTo: string;
   headers: { name: string; value: string }[];
   events: ActivityEvent[];
