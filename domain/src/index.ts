@@ -14,3 +14,4 @@ export * from './accounts';
 export * from './received';
 export * from './returns';
 export * from './webhookCalls';
+export * from './inbound';

@@ -104,6 +104,19 @@ function sampleEvents(): AccountEvent[] {
     ['UpdateWebhook', { webhookId: 1234567, httpAuth: null, triggers: { open: { enabled: true } }, allowHttp: false }],
     ['DisableWebhook', { webhookId: 1234567, failingSince: 0, reason: 'answered 500', disableAfterMs: 60_000 }],
     ['DeleteWebhook', { webhookId: 7 }],
+    [
+      'ChangeServerSettings',
+      {
+        inboundHash: '0123456789abcdef0123456789abcdef',
+        signingSecretSealed: 'v1.aXY.dGFn.aW5ib3VuZA',
+        inboundHookUrl: 'https://hooks.acme.example/inbound',
+        rawEmailEnabled: true,
+        allowHttp: false,
+      },
+    ],
+    ['CreateInboundRule', { ruleId: 42, rule: 'Spammer@Bad.Example' }],
+    ['CreateInboundRule', { ruleId: 43, rule: 'bad.example' }],
+    ['DeleteInboundRule', { ruleId: 42 }],
   ];
   let state = organizationDecider.initialState();
   const events: AccountEvent[] = [];

@@ -4,7 +4,14 @@
  * schemas), and the body limits.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AccountsService, ConsoleSignIn, ManualSuppressions, WebhooksService } from '@sendline/application';
+import type {
+  AccountsService,
+  ConsoleSignIn,
+  InboundMessages,
+  InboundSettings,
+  ManualSuppressions,
+  WebhooksService,
+} from '@sendline/application';
 import type {
   ActivityReader,
   AccountsView,
@@ -44,6 +51,10 @@ export interface ApiDependencies {
   dumps: MessageDumps;
   /** The organization's webhooks (`/webhooks`): the use case, with its secret key, mode and resolver. */
   webhooks: WebhooksService;
+  /** The organization's inbound settings and rules (`/server`, `/triggers/inboundRules`). */
+  inbound: InboundSettings;
+  /** The organization's inbound messages (`/messages/inbound`). */
+  inboundMessages: InboundMessages;
   /** The clock and id source (passed in, so the domain never reads them itself). */
   now: () => number;
   newId: () => string;

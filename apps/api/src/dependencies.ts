@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { AccountsService, ConsoleSignIn, ManualSuppressions, SystemMail, WebhooksService } from '@sendline/application';
+import {
+  AccountsService,
+  ConsoleSignIn,
+  InboundMessages,
+  InboundSettings,
+  ManualSuppressions,
+  SystemMail,
+  WebhooksService,
+} from '@sendline/application';
 import {
   AccountsView,
   ActivityQueries,
@@ -21,6 +29,9 @@ import {
   returnPathLabelFromEnv,
   RebuiltMessageDumps,
   secretKeyFromEnv,
+  ClickHouseInboundReader,
+  WebhookDeliveryLog,
+  inboundDomainFromEnv,
   SignInLinks,
   spfDomainFromEnv,
   SuppressionView,
@@ -93,6 +104,22 @@ export function connectApiDependencies(
       resolveHost: options.resolveHost ?? systemHostResolver,
       now,
       newId,
+    }),
+    inbound: new InboundSettings({
+      store,
+      view: accounts,
+      secretKey: () => secretKeyFromEnv(),
+      inboundDomain: inboundDomainFromEnv(),
+      development: options.development ?? process.env.SENDLINE_DEV === '1',
+      resolveHost: options.resolveHost ?? systemHostResolver,
+      now,
+      newId,
+    }),
+    inboundMessages: new InboundMessages({
+      reader: new ClickHouseInboundReader(activityQueries),
+      log: new WebhookDeliveryLog(redis),
+      store,
+      now,
     }),
     now,
     newId,

@@ -35,6 +35,13 @@ export function auditSubject(event: AccountEvent): string {
       return `webhook ${event.data.webhookId}`;
     case 'WebhookDisabled':
       return `webhook ${event.data.webhookId} (its calls failed for too long)`;
+    // Never the hook URL: it may carry a token in its query.
+    case 'ServerSettingsChanged':
+      return `server settings (inbound address ${event.data.inboundHash})`;
+    case 'InboundRuleCreated':
+      return `inbound rule ${event.data.ruleId} (${event.data.rule})`;
+    case 'InboundRuleDeleted':
+      return `inbound rule ${event.data.ruleId}`;
     default: {
       const unknown: never = event;
       return String((unknown as { type: string }).type);

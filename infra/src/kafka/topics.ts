@@ -44,6 +44,8 @@ export interface TopicNames {
   webhookCalls: string;
   /** Mail our MX received (MailReceived: bounces, complaints, as they arrived), keyed by the message they are about. */
   received: string;
+  /** Inbound messages (InboundMessageReceived, InboundMessageBypassed), keyed by message, kept as long as activity. */
+  inbound: string;
 }
 
 export const defaultTopicNames: TopicNames = {
@@ -54,6 +56,7 @@ export const defaultTopicNames: TopicNames = {
   deliveryRetries: 'email.delivery-retries',
   webhookCalls: 'webhooks.calls',
   received: 'mail.received',
+  inbound: 'email.inbound',
 };
 
 /** The topics under a prefix (`<prefix>.email.messages`, …): a benchmark's or a test's own copy of every topic. */
@@ -66,6 +69,7 @@ export function prefixedTopicNames(prefix: string): TopicNames {
     deliveryRetries: `${prefix}.${defaultTopicNames.deliveryRetries}`,
     webhookCalls: `${prefix}.${defaultTopicNames.webhookCalls}`,
     received: `${prefix}.${defaultTopicNames.received}`,
+    inbound: `${prefix}.${defaultTopicNames.inbound}`,
   };
 }
 

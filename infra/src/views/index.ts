@@ -1,6 +1,6 @@
 /**
  * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/` and `allowance/` (Redis),
- * `activity/` and `deadLetters/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch
+ * `activity/`, `deadLetters/` and `inbound/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch
  * is applied to it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
  *
  * Shared by the views: positions.ts (a Redis view's position per partition, kept with its data, and the
@@ -20,3 +20,4 @@ export * from './audit';
 export * from './allowance';
 export * from './activity';
 export * from './deadLetters';
+export * from './inbound';
