@@ -94,7 +94,7 @@ function listOf(mailboxes: readonly InboundMailbox[]): string {
 export function strippedReply(text: string): string {
   if (text === '') return '';
   try {
-    return replyParser.parseReply(text.slice(0, 256 * 1024));
+    return replyParser.parseReply(text.slice(0, 256 * 1024)).trimEnd();
   } catch {
     return text;
   }

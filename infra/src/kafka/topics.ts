@@ -133,6 +133,16 @@ export function topicConfigs(names: TopicNames = defaultTopicNames, partitions =
         { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
       ],
     },
+    {
+      // Inbound messages carry Postmark's JSON of a received mail (up to the payload's limit, apps/inbound).
+      topic: names.inbound,
+      numPartitions: partitions,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'delete' },
+        { name: 'retention.ms', value: String(MESSAGE_TOPIC_RETENTION_MS) },
+        { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+      ],
+    },
   ];
 }
 

@@ -5,6 +5,7 @@ import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { errorResponses } from '../openapi';
+import { Count, Offset } from './activity';
 
 /**
  * Postmark's server settings (`/server`) and inbound rules (`/triggers/inboundRules`), field for field, so the
@@ -60,8 +61,8 @@ const RuleAnswer = Type.Object({ ID: Type.Integer(), Rule: Type.String() });
 const RuleRequest = Type.Object({ Rule: Type.String({ description: 'An email address or a domain to block' }) });
 const ListQuery = Type.Object(
   {
-    count: Type.Optional(Type.Integer({ minimum: 1, maximum: 500 })),
-    offset: Type.Optional(Type.Integer({ minimum: 0 })),
+    count: Type.Optional(Count),
+    offset: Type.Optional(Offset),
   },
   { additionalProperties: true },
 );
@@ -182,8 +183,8 @@ export function serverRoutes(deps: ApiDependencies) {
         refuseInvalidBody(request.validationError);
         const key = requireKey(request);
         const rules = await service.rules(key.organizationId);
-        const offset = request.query.offset ?? 0;
-        const count = request.query.count ?? 500;
+        const offset = request.query.offset === undefined ? 0 : Number(request.query.offset);
+        const count = request.query.count === undefined ? 500 : Number(request.query.count);
         return {
           TotalCount: rules.length,
           InboundRules: rules.slice(offset, offset + count).map((rule) => ({ ID: rule.ruleId, Rule: rule.rule })),

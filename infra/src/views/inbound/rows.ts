@@ -1,7 +1,7 @@
 import type { InboundMessageBypassed, InboundMessageReceived } from '@sendline/domain';
 import { utcDay } from '../activity/rows';
 
-/** A row of `inbound_messages` (migration 0006). */
+/** A row of `inbound_messages` (migration 0010). */
 export interface InboundRow {
   organization_id: string;
   day: string;
