@@ -4,17 +4,29 @@ import { deadLetterTopicOf, defaultTopicNames, groupOf, PROJECTIONS, topicsOf, v
 // The registry is the one list of views: what the projector runs, a replay rebuilds and `admin replay` offers.
 describe('the view registry', () => {
   it('lists every view once, in the order admin replay offers them', () => {
-    expect(PROJECTIONS).toEqual(['suppressions', 'activity', 'accounts', 'audit', 'allowance', 'deadLetters']);
+    expect(PROJECTIONS).toEqual([
+      'suppressions',
+      'activity',
+      'accounts',
+      'audit',
+      'allowance',
+      'deadLetters',
+      'inbound',
+    ]);
   });
 
-  it('keeps the four position-keeping views in Redis and the two others in ClickHouse', () => {
+  it('keeps the four position-keeping views in Redis and the three others in ClickHouse', () => {
     expect(PROJECTIONS.filter((name) => viewOf(name).store === 'redis')).toEqual([
       'suppressions',
       'accounts',
       'audit',
       'allowance',
     ]);
-    expect(PROJECTIONS.filter((name) => viewOf(name).store === 'clickhouse')).toEqual(['activity', 'deadLetters']);
+    expect(PROJECTIONS.filter((name) => viewOf(name).store === 'clickhouse')).toEqual([
+      'activity',
+      'deadLetters',
+      'inbound',
+    ]);
   });
 
   it('reads each view from its topics: the audit from the history, the dead letters from two dead-letter topics', () => {
@@ -26,14 +38,17 @@ describe('the view registry', () => {
       audit: [topics.accountsHistory],
       allowance: [topics.messages],
       deadLetters: [deadLetterTopicOf(topics.messages), deadLetterTopicOf(topics.deliveryRetries)],
+      inbound: [topics.inbound],
     });
   });
 
-  it('creates the dead-letter topics it reads before consuming them; no other view creates topics', () => {
-    expect(PROJECTIONS.filter((name) => viewOf(name).ensureTopics)).toEqual(['deadLetters']);
-    expect(viewOf('deadLetters').ensureTopics!(defaultTopicNames).map((config) => config.topic)).toEqual(
-      topicsOf('deadLetters', defaultTopicNames),
-    );
+  it('creates the topics it reads before consuming them where it may start first: the dead letters and inbound', () => {
+    expect(PROJECTIONS.filter((name) => viewOf(name).ensureTopics)).toEqual(['deadLetters', 'inbound']);
+    for (const name of ['deadLetters', 'inbound'] as const) {
+      expect(viewOf(name).ensureTopics!(defaultTopicNames).map((config) => config.topic)).toEqual(
+        topicsOf(name, defaultTopicNames),
+      );
+    }
   });
 
   it('names each consumer group after its view', () => {
