@@ -114,7 +114,16 @@ const mx = await MxServer.start({
   tokenKey: returnPathKey(secretKey),
   logger: pino({ level: 'silent' }),
 });
+/** When the inbound reader had each message's records appended (by its Subject). */
+const recorded = new Map<string, number>();
 const inbound = await InboundReader.start({
+  onRecorded: (events) => {
+    const at = performance.now();
+    for (const event of events) {
+      if (event.type === 'InboundMessageReceived' && !recorded.has(event.data.subject))
+        recorded.set(event.data.subject, at);
+    }
+  },
   store,
   directory: accounts,
   inboundDomain,
@@ -159,6 +168,7 @@ const to = `${inboundHash}+bench@${inboundDomain}`;
 
 async function phase(name: string, count: number, rate: number) {
   const started = new Map<string, number>();
+  const answered = new Map<string, number>();
   const answers: Promise<unknown>[] = [];
   let accepted = 0;
   const begin = performance.now();
@@ -178,6 +188,7 @@ async function phase(name: string, count: number, rate: number) {
           attachments: [{ filename: 'report.bin', content: attachment }],
         })
         .then((info) => {
+          answered.set(subject, performance.now());
           if (/^250 /.test(info.response)) accepted++;
         }),
     );
@@ -187,23 +198,35 @@ async function phase(name: string, count: number, rate: number) {
   while ([...started.keys()].some((s) => !arrived.has(s)) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  const latencies = [...started]
-    .flatMap(([s, t]) => (arrived.has(s) ? [arrived.get(s)! - t] : []))
-    .sort((a, b) => a - b);
+  const since = (at: Map<string, number>) =>
+    [...started].flatMap(([s, t]) => (at.has(s) ? [at.get(s)! - t] : [])).sort((a, b) => a - b);
+  const latencies = since(arrived);
   const last = Math.max(...[...started.keys()].map((s) => arrived.get(s) ?? 0));
-  return { count, accepted, posted: latencies.length, seconds: (last - begin) / 1000, latencies };
+  return {
+    count,
+    accepted,
+    posted: latencies.length,
+    seconds: (last - begin) / 1000,
+    latencies,
+    toAnswer: since(answered),
+    toRecord: since(recorded),
+  };
 }
 
 await phase('warm-up', WARM_UP, RATE);
 const before = posts;
 const result = await phase('run', MESSAGES, RATE);
 const fmt = (ms: number) => `${Math.round(ms)} ms`;
+const spread = (sorted: number[]) =>
+  `p50 ${fmt(percentile(sorted, 50))}, p95 ${fmt(percentile(sorted, 95))}, p99 ${fmt(percentile(sorted, 99))}, max ${fmt(sorted.at(-1) ?? NaN)}`;
 console.log(
   [
     `bench:inbound — ${MESSAGES} messages of ~20 KB (one attachment) offered at ${RATE}/s over ${CONNECTIONS} SMTP connections`,
     `250s: ${result.accepted} / ${MESSAGES}; posted: ${result.posted}; hook calls in the run: ${posts - before} (one per message: ${posts - before === result.posted})`,
     `posted per second: ${(result.posted / result.seconds).toFixed(0)} (first send → last post, ${result.seconds.toFixed(1)} s)`,
-    `received → posted: p50 ${fmt(percentile(result.latencies, 50))}, p95 ${fmt(percentile(result.latencies, 95))}, p99 ${fmt(percentile(result.latencies, 99))}, max ${fmt(result.latencies.at(-1) ?? NaN)}`,
+    `handed to SMTP → 250 (MX, appended): ${spread(result.toAnswer)}`,
+    `handed to SMTP → recorded (inbound reader): ${spread(result.toRecord)}`,
+    `handed to SMTP → posted (received → posted): ${spread(result.latencies)}`,
   ].join('\n'),
 );
 
