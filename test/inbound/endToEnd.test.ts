@@ -453,6 +453,28 @@ describe('a message whose MIME cannot be read', () => {
   });
 });
 
+describe('a hook URL with credentials in it, as Postmark users write them', () => {
+  it('posts with HTTP Basic, shows the password masked, and keeps it when the masked URL comes back', async () => {
+    const withCredentials = receiver.url.replace('http://', 'http://hook-user:s3cr%40t@');
+    const edited = await client.editServer({ InboundHookUrl: withCredentials });
+    const masked = receiver.url.replace('http://', 'http://hook-user:********@');
+    expect(edited.InboundHookUrl).toBe(masked);
+    expect(JSON.stringify(await client.getServer())).not.toContain('s3cr');
+    await client.editServer({ InboundHookUrl: masked });
+    const subject = `Basic ${randomUUID().slice(0, 8)}`;
+    await sendToMx({
+      envelope: { from: `ada@${SENDER_DOMAIN}`, to: [server.InboundAddress] },
+      from: `ada@${SENDER_DOMAIN}`,
+      to: server.InboundAddress,
+      subject,
+      text: 'With credentials',
+    });
+    const posted = await firstCall(subject);
+    expect(posted.headers.authorization).toBe(`Basic ${Buffer.from('hook-user:s3cr@t').toString('base64')}`);
+    await client.editServer({ InboundHookUrl: receiver.url });
+  });
+});
+
 describe('the inbound view', () => {
   it('is rebuilt from email.inbound by a replay, equal to the live one for these organizations', async () => {
     const replay = rebuildInbound(clickhouse, addresses.clickhouseDatabase, uniqueName('test').replace(/-/g, '_'));

@@ -70,6 +70,18 @@ export interface ServerSettingsInput {
 }
 
 const FIRST_SETTINGS = 'sendline.server-settings.first';
+/** What the hook URL's password is shown as; sent back, it keeps the password. */
+export const HOOK_PASSWORD_MASK = '********';
+
+/** The hook URL as shown: its credentials back in it, the password masked. */
+function shownUrl(settings: ServerSettings): string {
+  const auth = settings.inboundHookHttpAuth;
+  if (!auth || settings.inboundHookUrl === '') return settings.inboundHookUrl;
+  const url = new URL(settings.inboundHookUrl);
+  url.username = encodeURIComponent(auth.username);
+  url.password = HOOK_PASSWORD_MASK;
+  return url.toString();
+}
 const ID_ATTEMPTS = 5;
 
 export class InboundSettings {
@@ -106,11 +118,49 @@ export class InboundSettings {
 
   async update(organizationId: string, input: ServerSettingsInput): Promise<ServerSettingsSummary> {
     const state = await requireOrganization(this.options.view, organizationId);
-    const url = input.inboundHookUrl;
-    if (typeof url === 'string' && url !== '' && url !== state.server?.inboundHookUrl) {
-      await this.requirePublicDestination(validateWebhookUrl(url, this.options.development));
+    const hook = input.inboundHookUrl ? this.credentialsApart(input.inboundHookUrl) : undefined;
+    if (hook && hook.url !== state.server?.inboundHookUrl) {
+      await this.requirePublicDestination(validateWebhookUrl(hook.url, this.options.development));
     }
-    return this.change(organizationId, input, state, this.newId());
+    return this.change(
+      organizationId,
+      { ...input, ...(hook && { inboundHookUrl: hook.url }) },
+      state,
+      this.newId(),
+      hook && { inboundHookHttpAuth: hook.auth },
+    );
+  }
+
+  /**
+   * A hook URL as Postmark's users write it, `https://user:password@host/…`: the URL without its credentials, and the
+   * credentials apart, the password sealed (the masked one shown back keeps the current password). A URL that does
+   * not parse is passed on whole, for the domain's rule to refuse it.
+   */
+  private credentialsApart(input: string): {
+    url: string;
+    auth: { username: string; passwordSealed: string | null } | null;
+  } {
+    let parsed: URL;
+    try {
+      parsed = new URL(input);
+    } catch {
+      return { url: input, auth: null };
+    }
+    if (parsed.username === '' && parsed.password === '') return { url: input, auth: null };
+    const decode = (value: string) => {
+      try {
+        return decodeURIComponent(value);
+      } catch {
+        return value;
+      }
+    };
+    const username = decode(parsed.username);
+    const password = decode(parsed.password);
+    parsed.username = '';
+    parsed.password = '';
+    const passwordSealed =
+      password === HOOK_PASSWORD_MASK ? null : password === '' ? '' : encryptSecret(password, this.options.secretKey());
+    return { url: parsed.toString(), auth: { username, passwordSealed } };
   }
 
   async rules(organizationId: string): Promise<InboundRule[]> {
@@ -149,6 +199,7 @@ export class InboundSettings {
     input: ServerSettingsInput,
     state: OrganizationState,
     eventId: string,
+    credentials?: { inboundHookHttpAuth: { username: string; passwordSealed: string | null } | null },
   ): Promise<ServerSettingsSummary> {
     const key = this.options.secretKey();
     const events = await this.execute(
@@ -159,6 +210,7 @@ export class InboundSettings {
           inboundHash: inboundHashOf(organizationId, key),
           signingSecretSealed: encryptSecret(inboundHookSigningSecretOf(organizationId, key), key),
           ...input,
+          ...credentials,
           allowHttp: this.options.development,
         },
       },
@@ -177,7 +229,7 @@ export class InboundSettings {
       name: state.organization!.name,
       inboundHash: settings.inboundHash,
       inboundAddress: inboundAddress(settings.inboundHash, this.options.inboundDomain),
-      inboundHookUrl: settings.inboundHookUrl,
+      inboundHookUrl: shownUrl(settings),
       inboundDomain: settings.inboundDomain,
       inboundSpamThreshold: settings.inboundSpamThreshold,
       rawEmailEnabled: settings.rawEmailEnabled,

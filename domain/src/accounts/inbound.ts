@@ -1,6 +1,7 @@
 import { DomainError } from '../domainError';
 import type { DomainEvent } from '../event';
 import { isValidDomainName, normalizeDomainName } from './rules';
+import type { WebhookHttpAuth } from './webhooks';
 
 /**
  * An organization's inbound mail (Postmark's inbound stream): its server settings (the inbound address, where the
@@ -27,6 +28,11 @@ export interface ServerSettings {
   rawEmailEnabled: boolean;
   /** The secret the inbound hook's calls are signed with (as a webhook's), sealed by the caller. */
   inboundHookSigningSecretSealed: string;
+  /**
+   * HTTP Basic credentials given in the hook URL (`https://user:password@host/…`, as Postmark's inbound users write
+   * them), kept apart from the URL with the password sealed by the caller; absent: none.
+   */
+  inboundHookHttpAuth?: WebhookHttpAuth;
 }
 
 export type ServerSettingsChanged = DomainEvent<'ServerSettingsChanged', ServerSettings>;

@@ -12,7 +12,7 @@ import {
 } from './inbound';
 import { requireOrganization, type AccountEvent, type OrganizationState } from './organization';
 import { isValidDomainName, normalizeDomainName } from './rules';
-import { validateWebhookUrl } from './webhooks';
+import { validateWebhookHttpAuth, validateWebhookUrl, type WebhookHttpAuth } from './webhooks';
 
 /** The organization's inbound commands and their decisions (commands.ts hands them here). */
 
@@ -25,7 +25,10 @@ export type ChangeServerSettings = Command<
   {
     inboundHash: string;
     signingSecretSealed: string;
+    /** Without credentials; those given in it travel in inboundHookHttpAuth. */
     inboundHookUrl?: string | null;
+    /** With a new inboundHookUrl: its credentials (null: none); a passwordSealed of null keeps the current password. */
+    inboundHookHttpAuth?: { username: string; passwordSealed: string | null } | null;
     inboundDomain?: string | null;
     inboundSpamThreshold?: number;
     rawEmailEnabled?: boolean;
@@ -74,6 +77,25 @@ function changeServerSettings(command: ChangeServerSettings, state: Organization
       `InboundSpamThreshold must be a whole number 0..${INBOUND_SPAM_THRESHOLD_MAX}.`,
     );
   }
+  let httpAuth: WebhookHttpAuth | undefined = current?.inboundHookHttpAuth;
+  if (data.inboundHookUrl !== undefined) {
+    const auth = inboundHookUrl === '' ? null : (data.inboundHookHttpAuth ?? null);
+    if (auth === null) httpAuth = undefined;
+    else {
+      const passwordSealed =
+        auth.passwordSealed ??
+        (current?.inboundHookHttpAuth?.username === auth.username
+          ? current.inboundHookHttpAuth.passwordSealed
+          : undefined);
+      if (passwordSealed === undefined) {
+        throw new DomainError(
+          'InvalidWebhookHttpAuth',
+          'The InboundHookUrl password is required: there is none to keep.',
+        );
+      }
+      httpAuth = validateWebhookHttpAuth({ username: auth.username, passwordSealed });
+    }
+  }
   const next: ServerSettings = {
     inboundHash: current?.inboundHash ?? data.inboundHash,
     inboundHookUrl,
@@ -81,6 +103,7 @@ function changeServerSettings(command: ChangeServerSettings, state: Organization
     inboundSpamThreshold: threshold,
     rawEmailEnabled: data.rawEmailEnabled ?? current?.rawEmailEnabled ?? false,
     inboundHookSigningSecretSealed: current?.inboundHookSigningSecretSealed ?? data.signingSecretSealed,
+    ...(httpAuth && { inboundHookHttpAuth: { ...httpAuth } }),
   };
   if (current && sameSettings(current, next)) return [];
   return [{ type: 'ServerSettingsChanged', data: next, metadata: eventMetadata(command.metadata)() }];
@@ -93,7 +116,9 @@ function sameSettings(a: ServerSettings, b: ServerSettings): boolean {
     a.inboundDomain === b.inboundDomain &&
     a.inboundSpamThreshold === b.inboundSpamThreshold &&
     a.rawEmailEnabled === b.rawEmailEnabled &&
-    a.inboundHookSigningSecretSealed === b.inboundHookSigningSecretSealed
+    a.inboundHookSigningSecretSealed === b.inboundHookSigningSecretSealed &&
+    a.inboundHookHttpAuth?.username === b.inboundHookHttpAuth?.username &&
+    a.inboundHookHttpAuth?.passwordSealed === b.inboundHookHttpAuth?.passwordSealed
   );
 }
 

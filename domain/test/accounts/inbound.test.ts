@@ -88,6 +88,23 @@ describe('server settings', () => {
         .thenThrows('InvalidInboundDomain');
     });
 
+    it('keeps the hook’s credentials apart, and keeps the password when the caller has none to give (the mask)', () => {
+      const auth = { username: 'hook', passwordSealed: 'v1.aXY.dGFn.cGFzcw' };
+      const url = 'https://hooks.acme.example/inbound';
+      given([...anOrganization(), settings()])
+        .when(change({ inboundHookUrl: url, inboundHookHttpAuth: auth }))
+        .then([settings({ inboundHookUrl: url, inboundHookHttpAuth: auth })]);
+      given([...anOrganization(), settings({ inboundHookUrl: url, inboundHookHttpAuth: auth })])
+        .when(change({ inboundHookUrl: url, inboundHookHttpAuth: { username: 'hook', passwordSealed: null } }))
+        .thenNothingHappened();
+      given([...anOrganization(), settings({ inboundHookUrl: url, inboundHookHttpAuth: auth })])
+        .when(change({ inboundHookUrl: url }))
+        .then([settings({ inboundHookUrl: url })]);
+      given([...anOrganization(), settings()])
+        .when(change({ inboundHookUrl: url, inboundHookHttpAuth: { username: 'hook', passwordSealed: null } }))
+        .thenThrows('InvalidWebhookHttpAuth');
+    });
+
     it('decides nothing for a change that changes nothing', () => {
       given([...anOrganization(), settings()])
         .when(change({ rawEmailEnabled: false }))

@@ -310,7 +310,7 @@ export class AccountsView {
       webhookId: INBOUND_HOOK_ID,
       url: settings.inboundHookUrl,
       messageStream: 'outbound',
-      httpAuth: null,
+      httpAuth: settings.inboundHookHttpAuth ?? null,
       httpHeaders: [],
       triggers: noWebhookTriggers(),
       signingSecretSealed: settings.inboundHookSigningSecretSealed,
