@@ -9,6 +9,7 @@
  *   suppressions/  the console's manual suppressions (the suppression decider)
  *   webhooks/      an organization's webhooks (the organization decider), for the API's /webhooks
  *   templates/     an organization's templates and layouts (the template library decider), a template rendered
+ *   inbound/       an organization's inbound settings and rules (/server, /triggers/inboundRules), inbound messages
  *   sending/       the send use case (POST /email's: validate, domain, suppressions, allowance, MessageAccepted)
  *   systemMail/    email from our own processes through that use case, as the system organization
  *   console/       the web console's sign-in (one-time links by system mail) and sessions
@@ -18,6 +19,7 @@ export * from './accounts';
 export * from './suppressions';
 export * from './webhooks';
 export * from './templates';
+export * from './inbound';
 export * from './sending';
 export * from './systemMail';
 export * from './console';

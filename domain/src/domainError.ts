@@ -90,6 +90,19 @@ export const DOMAIN_ERROR_CODES = [
   'TemplateFieldNotAllowed',
   'LayoutInUse',
   'InvalidLayoutContent',
+  // Inbound mail: server settings, inbound rules, inbound messages.
+  'InvalidInboundHash',
+  'InvalidInboundDomain',
+  'InvalidInboundSpamThreshold',
+  'InvalidInboundRule',
+  'InvalidInboundRuleId',
+  'InboundRuleIdTaken',
+  'InboundRuleAlreadyExists',
+  'InboundRuleNotFound',
+  'TooManyInboundRules',
+  'InboundMessageNotFound',
+  'InboundMessageNotBlocked',
+  'InboundMessageNotFailed',
   // A caller broke the command envelope's contract.
   'MissingEventId',
 ] as const;

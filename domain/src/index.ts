@@ -15,3 +15,4 @@ export * from './received';
 export * from './returns';
 export * from './webhookCalls';
 export * from './templates';
+export * from './inbound';

@@ -103,6 +103,18 @@ export function returnPathDomainOf(sendingDomain: string, settings: Pick<ReturnP
   return `${settings.label}.${sendingDomain.toLowerCase()}`;
 }
 
+/** The service's inbound domain: every organization's inbound address is `{hash}@` it (Postmark's inbound.postmarkapp.com). */
+export const DEFAULT_INBOUND_DOMAIN = 'inbound.sendline.dev';
+
+/** SENDLINE_INBOUND_DOMAIN, else DEFAULT_INBOUND_DOMAIN; lowercase, checked. */
+export function inboundDomainFromEnv(env: NodeJS.ProcessEnv = process.env): string {
+  const domain = (env.SENDLINE_INBOUND_DOMAIN || DEFAULT_INBOUND_DOMAIN).trim().toLowerCase();
+  if (!domain.split('.').every((part) => DNS_LABEL.test(part))) {
+    throw new Error(`SENDLINE_INBOUND_DOMAIN must be a domain name, not ${JSON.stringify(domain)}`);
+  }
+  return domain;
+}
+
 /** The From of system mail (sign-in links, notices), unless SENDLINE_SYSTEM_SENDER names another. */
 export const DEFAULT_SYSTEM_SENDER = 'Sendline <no-reply@system.sendline.test>';
 

@@ -104,6 +104,29 @@ function sampleEvents(): AccountEvent[] {
     ['UpdateWebhook', { webhookId: 1234567, httpAuth: null, triggers: { open: { enabled: true } }, allowHttp: false }],
     ['DisableWebhook', { webhookId: 1234567, failingSince: 0, reason: 'answered 500', disableAfterMs: 60_000 }],
     ['DeleteWebhook', { webhookId: 7 }],
+    [
+      'ChangeServerSettings',
+      {
+        inboundHash: '0123456789abcdef0123456789abcdef',
+        signingSecretSealed: 'v1.aXY.dGFn.aW5ib3VuZA',
+        inboundHookUrl: 'https://hooks.acme.example/inbound',
+        rawEmailEnabled: true,
+        allowHttp: false,
+      },
+    ],
+    [
+      'ChangeServerSettings',
+      {
+        inboundHash: '0123456789abcdef0123456789abcdef',
+        signingSecretSealed: 'v1.aXY.dGFn.aW5ib3VuZA',
+        inboundHookUrl: 'https://hooks.acme.example/inbound/2',
+        inboundHookHttpAuth: { username: 'hook', passwordSealed: 'v1.aXY.dGFn.cGFzcw' },
+        allowHttp: false,
+      },
+    ],
+    ['CreateInboundRule', { ruleId: 42, rule: 'Spammer@Bad.Example' }],
+    ['CreateInboundRule', { ruleId: 43, rule: 'bad.example' }],
+    ['DeleteInboundRule', { ruleId: 42 }],
   ];
   let state = organizationDecider.initialState();
   const events: AccountEvent[] = [];
@@ -120,9 +143,17 @@ function sampleEvents(): AccountEvent[] {
   return events;
 }
 
-/** The Avro record of an event; an absent optional field (the legacy domain's return path) is written as null. */
+/**
+ * The Avro record of an event; an absent optional field (the legacy domain's return path, a hook without
+ * credentials) is written as null.
+ */
 function toAvroRecord(event: AccountEvent) {
-  const data = event.type === 'DomainAdded' ? { returnPath: null, ...event.data } : event.data;
+  const data =
+    event.type === 'DomainAdded'
+      ? { returnPath: null, ...event.data }
+      : event.type === 'ServerSettingsChanged'
+        ? { inboundHookHttpAuth: null, ...event.data }
+        : event.data;
   return { ...event.metadata, data, actor: event.metadata.actor ?? null };
 }
 

@@ -75,5 +75,5 @@ describe('the OpenAPI document against the API (schemathesis)', () => {
     console.log(
       `schemathesis cases: ${cases.replaceAll(',', ';')}${warnings.length ? `; warnings: ${warnings.join('; ')}` : ''}`,
     );
-  }, 180_000);
+  }, 300_000);
 });

@@ -178,11 +178,16 @@ export function startTestMx(options: {
   accounts: AccountsView;
   secretKey: Buffer;
   config?: Partial<MxConfig>;
+  /** Take mail for the organizations' inbound addresses (the accounts view's index), as the MX process does. */
+  inbound?: boolean;
 }): Promise<MxServer> {
   return MxServer.start({
     config: testMxConfig(options.config),
     store: options.store,
     returnPathHosts: new CachedReturnPathHosts({ load: () => options.accounts.allReturnPathHosts(), ttlMs: 1000 }),
+    ...(options.inbound && {
+      inboundAddresses: { organizationOf: (hash: string) => options.accounts.organizationOfInboundHash(hash) },
+    }),
     tokenKey: returnPathKey(options.secretKey),
     logger: pino({ level: process.env.MX_TEST_LOG ?? 'silent' }),
   });

@@ -21,6 +21,7 @@ import {
 import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import {
   accountEvents,
+  inboundAccountEvents,
   accepted,
   cameBack,
   delivered,
@@ -68,8 +69,11 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
       // Mail that came back: DSN hard bounces after the delivery, complaints, automatic replies, delay notices.
       ...Array.from({ length: 8 }, (_, n) => cameBack(orgC, n)).flat(),
     );
+    const accountsOfA = accountEvents(orgA);
     await store.append([
-      ...accountEvents(orgA),
+      ...accountsOfA,
+      // Inbound settings and rules: the replay rebuilds them (and the inbound address's index) with the rest.
+      ...inboundAccountEvents(orgA, accountsOfA),
       ...accountEvents(orgB),
       suppressionAdded(orgA, 'one@example.net'),
       suppressionAdded(orgA, 'two@example.net'),
@@ -171,8 +175,11 @@ describe('replay: rebuild a view from its topics, compare, swap', () => {
       swapped: true,
       organizations: { live: 2, rebuilt: 2 },
     });
-    expect(report.events).toBe(12);
+    expect(report.events).toBe(16);
     expect([await view.organizationState(orgA), await view.organizationState(orgB)]).toEqual(before);
+    expect(before[0]!.server?.inboundHookUrl).toBe('https://hooks.example.test/inbound');
+    expect([...before[0]!.inboundRules]).toEqual([[12, 'bad@example.net']]);
+    expect(await view.organizationOfInboundHash(before[0]!.server!.inboundHash)).toBe(orgA);
     expect(await replayKeysLeft()).toBe(0);
   });
 

@@ -359,6 +359,36 @@ export function accountEvents(organizationId: string, at = Date.now()): AccountE
   return events;
 }
 
+/**
+ * An organization's inbound settings and rules after `before` (its account events): its first ServerSettingsChanged
+ * (with a hook URL and RawEmailEnabled), two inbound rules, one deleted again. Four events.
+ */
+export function inboundAccountEvents(organizationId: string, before: AccountEvent[], at = Date.now()): AccountEvent[] {
+  const events = [...before];
+  let step = 0;
+  const run = (command: Omit<AccountCommand, 'metadata'>) => {
+    const decided = decideOrganization(
+      { ...command, metadata: { organizationId, now: at + step++, eventIds: [randomUUID()] } } as AccountCommand,
+      foldOrganization(events),
+    );
+    events.push(...decided);
+  };
+  run({
+    type: 'ChangeServerSettings',
+    data: {
+      inboundHash: createHash('sha256').update(organizationId).digest('hex').slice(0, 32),
+      signingSecretSealed: 'v1.aXY.dGFn.aW5ib3VuZA',
+      inboundHookUrl: 'https://hooks.example.test/inbound',
+      rawEmailEnabled: true,
+      allowHttp: false,
+    },
+  });
+  run({ type: 'CreateInboundRule', data: { ruleId: 11, rule: 'spam.example.net' } });
+  run({ type: 'CreateInboundRule', data: { ruleId: 12, rule: 'bad@example.net' } });
+  run({ type: 'DeleteInboundRule', data: { ruleId: 11 } });
+  return events.slice(before.length);
+}
+
 /** A message with a lifecycle picked by `n`: delivered, bounced, deferred then delivered, rejected, or still queued. */
 export function lifecycle(organizationId: string, n: number, at = Date.now() - 3600_000): MessageEvent[] {
   const m = accepted(organizationId, {

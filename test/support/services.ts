@@ -19,6 +19,7 @@ export function freshTopicNames(): TopicNames {
     deliveryRetries: `test-${run}.email.delivery-retries`,
     webhookCalls: `test-${run}.webhooks.calls`,
     received: `test-${run}.mail.received`,
+    inbound: `test-${run}.email.inbound`,
   };
 }
 

@@ -14,6 +14,8 @@ import { activityRoutes } from './routes/activity';
 import { bounceRoutes } from './routes/bounces';
 import { emailRoutes } from './routes/email';
 import { healthRoutes } from './routes/health';
+import { inboundRoutes } from './routes/inbound';
+import { serverRoutes } from './routes/server';
 import { statsRoutes } from './routes/stats';
 import { suppressionRoutes } from './routes/suppressions';
 import { webhookDeliveryRoutes } from './routes/webhookDeliveries';
@@ -107,6 +109,8 @@ export async function buildApi(deps: ApiDependencies, options: BuildOptions = {}
     webhookRoutes(deps),
     templateRoutes(deps),
     webhookDeliveryRoutes(deps),
+    serverRoutes(deps),
+    inboundRoutes(deps),
   ];
   const postmarkRoutes = async (v1: Api): Promise<void> => {
     for (const route of routes) await v1.register(route);

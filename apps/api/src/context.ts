@@ -9,6 +9,8 @@ import type {
   ConsoleSignIn,
   ManualSuppressions,
   TemplatesService,
+  InboundMessages,
+  InboundSettings,
   WebhooksService,
 } from '@sendline/application';
 import type {
@@ -52,6 +54,10 @@ export interface ApiDependencies {
   webhooks: WebhooksService;
   /** The organization's templates (`/templates`) and what a send with a template renders. */
   templates: TemplatesService;
+  /** The organization's inbound settings and rules (`/server`, `/triggers/inboundRules`). */
+  inbound: InboundSettings;
+  /** The organization's inbound messages (`/messages/inbound`). */
+  inboundMessages: InboundMessages;
   /** The clock and id source (passed in, so the domain never reads them itself). */
   now: () => number;
   newId: () => string;

@@ -173,6 +173,17 @@ export const ERROR_CATALOGUE = {
     'This webhook delivery was not found.',
   ),
 
+  // Inbound mail: server settings, inbound rules, inbound messages (ours, but 701: Postmark's "message not found").
+  InvalidInboundDomain: entry(1601, 422, '{detail}', 'The InboundDomain is invalid.'),
+  InvalidInboundSpamThreshold: entry(1602, 422, '{detail}', 'InboundSpamThreshold is invalid.'),
+  InvalidInboundRule: entry(1610, 422, '{detail}', 'The Rule is not an email address or a domain.'),
+  InboundRuleAlreadyExists: entry(1611, 422, '{detail}', 'This rule already exists.'),
+  InboundRuleNotFound: entry(1612, 404, 'Inbound rule {ruleId} was not found.', 'This inbound rule was not found.'),
+  TooManyInboundRules: entry(1613, 422, '{detail}', 'The organization has the most inbound rules it may have.'),
+  InboundMessageNotFound: entry(701, 404, 'Inbound message {messageId} was not found.', 'This message was not found.'),
+  InboundMessageNotBlocked: entry(1620, 422, '{detail}', 'Only a blocked inbound message can bypass the rules.'),
+  InboundMessageNotFailed: entry(1621, 422, '{detail}', 'Only a failed inbound message can be retried.'),
+
   // The console (/console/api, ours). Its sessions, then the account rules its members can break (the admin command
   // line reaches the same codes and words them itself).
   ConsoleSignInRequired: entry(1500, 401, 'Sign in to the console'),
@@ -244,6 +255,10 @@ export const ERROR_CATALOGUE = {
   InvalidWebhookId: INTERNAL_ERROR,
   WebhookAlreadyExists: INTERNAL_ERROR,
   InvalidWebhookSecret: INTERNAL_ERROR,
+  // The caller draws the inbound hash and the rule ids.
+  InvalidInboundHash: INTERNAL_ERROR,
+  InvalidInboundRuleId: INTERNAL_ERROR,
+  InboundRuleIdTaken: INTERNAL_ERROR,
   // Every domain code must be here: a new DomainErrorCode without an answer does not compile.
 } as const satisfies Record<DomainErrorCode, ErrorCatalogueEntry> & Record<string, ErrorCatalogueEntry>;
 

@@ -3,6 +3,7 @@ import {
   mailHostFromEnv,
   MAX_RECEIVED_MESSAGE_BYTES,
   returnPathNamesFromEnv,
+  inboundDomainFromEnv,
   type ReturnPathNames,
 } from '@sendline/infra';
 
@@ -34,6 +35,8 @@ export interface MxConfig {
   /** How long the sending domains read from the accounts view are used before they are read again. */
   domainCacheMs: number;
   returnPath: ReturnPathNames;
+  /** The service's inbound domain (SENDLINE_INBOUND_DOMAIN): mail to an organization's inbound address there is taken. */
+  inboundDomain: string;
 }
 
 export const DEFAULT_MX_MAX_BYTES = 10 * 1024 * 1024;
@@ -78,5 +81,6 @@ export function mxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): MxConfig 
     appendTimeoutMs: wholeNumberSetting(env, 'SENDLINE_MX_APPEND_TIMEOUT_MS', 10_000, 100),
     domainCacheMs: wholeNumberSetting(env, 'SENDLINE_MX_DOMAIN_CACHE_MS', 30_000, 0),
     returnPath: returnPathNamesFromEnv(env),
+    inboundDomain: inboundDomainFromEnv(env),
   };
 }

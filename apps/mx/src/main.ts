@@ -1,5 +1,6 @@
 /**
- * The receiving server's process (MX): takes bounces and complaints for the return-path addresses and records each
+ * The receiving server's process (MX): takes bounces and complaints for the return-path addresses, and inbound mail for
+ * the organizations' inbound addresses, and records each
  * in Kafka before answering 250 (see server.ts), configured from the environment (config.ts). Stops gracefully on
  * SIGTERM/SIGINT: no new connection, idle ones closed with 421, a message being recorded gets its answer first.
  */
@@ -42,6 +43,7 @@ const mx = await MxServer.start({
     load: () => accounts.allReturnPathHosts(),
     ttlMs: config.domainCacheMs,
   }),
+  inboundAddresses: { organizationOf: (inboundHash) => accounts.organizationOfInboundHash(inboundHash) },
   tokenKey: returnPathKey(secretKeyFromEnv()),
   logger,
 });
@@ -53,6 +55,7 @@ logger.info(
     maxBytes: config.maxBytes,
     returnPathDomain: config.returnPath.domain,
     returnPathLabel: config.returnPath.label,
+    inboundDomain: config.inboundDomain,
     topic: store.topics.received,
   },
   'mx listening',

@@ -19,13 +19,15 @@ import { CommandHandler, describeCause, type EventAppender } from '@sendline/inf
 import type { MxConfig } from './config';
 import { ConnectionsPerAddress } from './connections';
 import { recordMailReceived } from './received';
-import { recipientVerdict, type ReturnPathHosts } from './recipients';
+import { recipientVerdict, type InboundAddresses, type RecipientKind, type ReturnPathHosts } from './recipients';
 
 export interface MxServerOptions {
   config: MxConfig;
   /** Where MailReceived goes: the event store (an append resolves once every in-sync replica has it). */
   store: EventAppender;
   returnPathHosts: ReturnPathHosts;
+  /** The organizations' inbound addresses; absent: no inbound mail is taken (every inbound address is refused). */
+  inboundAddresses?: InboundAddresses;
   /** returnPathKey(secret key): reads the first recipient's token for the record's key. */
   tokenKey: Buffer;
   logger: Logger;
@@ -228,8 +230,14 @@ export class MxServer {
     callback: (error?: Error | null) => void,
   ): Promise<void> {
     let verdict;
+    const { inboundAddresses, config } = this.options;
     try {
-      verdict = await recipientVerdict(address.address, this.options.config.returnPath, this.options.returnPathHosts);
+      verdict = await recipientVerdict(
+        address.address,
+        config.returnPath,
+        this.options.returnPathHosts,
+        inboundAddresses && { domain: config.inboundDomain, addresses: inboundAddresses },
+      );
     } catch (error) {
       this.options.logger.error(
         { err: error, recipient: address.address, remote: session.remoteAddress },
@@ -237,13 +245,29 @@ export class MxServer {
       );
       return callback(reply(451, '4.3.0 temporary failure, try again later'));
     }
-    if (verdict.accepted) return callback();
+    if (verdict.accepted) {
+      // One kind per transaction (recipients.ts): the other kind is deferred to a transaction of its own.
+      const first = session.envelope.rcptTo[0];
+      if (first && this.kindOf(first.address) !== verdict.kind) {
+        return callback(reply(452, '4.5.3 send this recipient in a transaction of its own'));
+      }
+      return callback();
+    }
     this.stats.refusedRecipients++;
     this.options.logger.info(
       { recipient: address.address, remote: session.remoteAddress, answer: `${verdict.code} ${verdict.message}` },
       'recipient refused',
     );
     callback(reply(verdict.code, verdict.message));
+  }
+
+  /** The kind of a recipient already accepted: inbound when at the inbound domain, else a return path. */
+  private kindOf(address: string): RecipientKind {
+    const domain = address
+      .slice(address.lastIndexOf('@') + 1)
+      .toLowerCase()
+      .replace(/\.$/, '');
+    return domain === this.options.config.inboundDomain ? 'inbound' : 'returnPath';
   }
 
   private onData(

@@ -8,6 +8,7 @@ import {
   ActivityQueries,
   createClickHouse,
   createRedis,
+  inboundDomainFromEnv,
   EventStore,
   loadLocalServicesEnv,
   readReturnedMail,
@@ -37,6 +38,7 @@ const { consumer } = await ReturnsReader.start({
   readReport: async (raw) => readReportOf(await readReturnedMail(raw)),
   log: (level, message, fields) => logger[level](fields ?? {}, message),
   groupId: config.groupId,
+  inboundDomain: inboundDomainFromEnv(),
   sessionTimeoutMs: config.sessionTimeoutMs,
 });
 logger.info({ topic: store.topics.received, group: config.groupId }, 'returns reader started');

@@ -1,4 +1,4 @@
-import type { SuppressionEvent } from '@sendline/domain';
+import { isInboundMail, type SuppressionEvent } from '@sendline/domain';
 import {
   InfrastructureError,
   returnPathKey,
@@ -26,6 +26,8 @@ export interface ReturnsReaderOptions {
   /** Reads a raw received mail as a report (the MIME parser and the report fields: report.ts). */
   readReport: (raw: Buffer) => Promise<ReadReport>;
   groupId?: string;
+  /** The service's inbound domain: mail to an inbound address there is the inbound reader's, passed over here. */
+  inboundDomain?: string;
   /** The consumer's session timeout (default 30 s, the event store's). */
   sessionTimeoutMs?: number;
   /** Attempts of a report whose message is not in the activity store yet (the projector may be a moment behind). */
@@ -98,7 +100,10 @@ export class ReturnsReader {
   async handle(items: ConsumedEvent<StoredEvent>[]): Promise<ReturnDecision[]> {
     const received = items
       .map((item) => item.event)
-      .filter((event): event is MailReceivedEvent => event.type === 'MailReceived');
+      .filter((event): event is MailReceivedEvent => event.type === 'MailReceived')
+      .filter(
+        (event) => !this.options.inboundDomain || !isInboundMail(event.data.envelopeTo, this.options.inboundDomain),
+      );
     const byToken = received.map((event) => messageOf(this.key, event.data, {}));
     const tokenIds = idsOf(byToken);
     const [reports, states] = await Promise.all([

@@ -1,4 +1,9 @@
-import { webhookFailedLongEnough, type WebhookCallScheduled, type WebhookConfig } from '@sendline/domain';
+import {
+  INBOUND_HOOK_ID,
+  webhookFailedLongEnough,
+  type WebhookCallScheduled,
+  type WebhookConfig,
+} from '@sendline/domain';
 import {
   decryptSecret,
   webhookCallCommands,
@@ -113,9 +118,10 @@ export class CallAttempts {
   ): Promise<WebhookDeliveryAttempt | undefined> {
     const { organizationId } = record.metadata;
     const call = record.data;
+    const inbound = call.recordType === 'Inbound';
     const [answered, webhooks] = await Promise.all([
       call.manual ? false : (answeredBefore ?? this.deps.log.answered(call.callId)),
-      this.deps.directory.webhooks(organizationId),
+      inbound ? this.inboundHookOf(organizationId) : this.deps.directory.webhooks(organizationId),
     ]);
     if (answered) return undefined;
     const webhook = webhooks.find(
@@ -147,10 +153,14 @@ export class CallAttempts {
         status: 'Dropped',
         latencyMs: 0,
         answer: '',
-        error: webhook ? 'the webhook has no trigger on' : 'the webhook was deleted',
+        error: inbound
+          ? 'the organization has no InboundHookUrl'
+          : webhook
+            ? 'the webhook has no trigger on'
+            : 'the webhook was deleted',
         at: this.now(),
       };
-      if (webhook) await this.deps.log.record(organizationId, dropped, false);
+      if (webhook || inbound) await this.deps.log.record(organizationId, dropped, false);
       return dropped;
     }
     // The first attempt's record is kept (with its log entry, below) for a manual redelivery.
@@ -172,13 +182,18 @@ export class CallAttempts {
       ...(result.status !== undefined && { httpStatus: result.status }),
       ...(result.error !== undefined && { error: result.error }),
     };
-    if (result.ok) {
+    // Postmark's inbound hook: only a 200 counts as posted, and a 403 stops the retries.
+    const ok = inbound ? result.status === 200 : result.ok;
+    if (ok) {
       const delivered: WebhookDeliveryAttempt = { ...outcome, status: 'Delivered' };
       await this.deps.log.record(organizationId, delivered, true, keep);
       return delivered;
     }
-    const disabled = await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
-    const next = call.manual || disabled ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
+    // The inbound hook is never disabled: each message's call runs its own schedule.
+    const disabled = inbound ? false : await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
+    const refused = inbound && result.status === 403;
+    const next =
+      call.manual || disabled || refused ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
     if (next === undefined) {
       const failed: WebhookDeliveryAttempt = {
         ...outcome,
@@ -192,6 +207,12 @@ export class CallAttempts {
     const retrying: WebhookDeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
     await this.deps.log.record(organizationId, retrying, false, keep);
     return retrying;
+  }
+
+  /** The organization's inbound hook as a list of one (none before its settings were set). */
+  private async inboundHookOf(organizationId: string): Promise<WebhookConfig[]> {
+    const hook = await this.deps.directory.inboundHook?.(organizationId);
+    return hook && hook.webhookId === INBOUND_HOOK_ID ? [hook] : [];
   }
 
   /**

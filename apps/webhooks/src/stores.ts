@@ -16,6 +16,11 @@ export const SUMMARY_TTL_S = 30 * DAY_S;
 /** The webhooks of an organization (the accounts view's `webhooks`). */
 export interface WebhookDirectory {
   webhooks(organizationId: string): Promise<WebhookConfig[]>;
+  /**
+   * The organization's inbound hook as a webhook (id INBOUND_HOOK_ID: its InboundHookUrl and signing secret), or
+   * null when its settings were never set. Absent: inbound calls find no hook (dropped).
+   */
+  inboundHook?(organizationId: string): Promise<WebhookConfig | null>;
   /** Forgets what is kept of the organization's webhooks (one was just disabled): the next read is fresh. */
   forget?(organizationId: string): void;
 }
@@ -45,6 +50,20 @@ export class CachedWebhookDirectory implements WebhookDirectory {
 
   forget(organizationId: string): void {
     this.cache.delete(organizationId);
+    this.hooks.delete(organizationId);
+  }
+
+  private readonly hooks = new Map<string, { at: number; hook: Promise<WebhookConfig | null> }>();
+
+  inboundHook(organizationId: string): Promise<WebhookConfig | null> {
+    if (!this.source.inboundHook) return Promise.resolve(null);
+    const hit = this.hooks.get(organizationId);
+    if (hit && this.now() - hit.at < this.ttlMs) return hit.hook;
+    const hook = this.source.inboundHook(organizationId);
+    this.hooks.set(organizationId, { at: this.now(), hook });
+    hook.catch(() => this.hooks.delete(organizationId));
+    if (this.hooks.size > 10_000) this.hooks.delete(this.hooks.keys().next().value!);
+    return hook;
   }
 }
 

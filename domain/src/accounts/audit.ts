@@ -44,6 +44,13 @@ export function auditSubject(event: AuditedEvent): string {
       return `template ${event.data.templateId} '${event.data.name}'${event.data.alias ? ` (${event.data.alias})` : ''}, version ${event.data.version}`;
     case 'TemplateDeleted':
       return `template ${event.data.templateId} (last version ${event.data.version})`;
+    // Never the hook URL: it may carry a token in its query.
+    case 'ServerSettingsChanged':
+      return `server settings (inbound address ${event.data.inboundHash})`;
+    case 'InboundRuleCreated':
+      return `inbound rule ${event.data.ruleId} (${event.data.rule})`;
+    case 'InboundRuleDeleted':
+      return `inbound rule ${event.data.ruleId}`;
     default: {
       const unknown: never = event;
       return String((unknown as { type: string }).type);

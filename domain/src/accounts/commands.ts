@@ -29,6 +29,7 @@ import {
   normalizeMemberEmail,
   validateScopes,
 } from './rules';
+import { decideInbound, type InboundCommand } from './inboundCommands';
 import { decideWebhook, type WebhookCommand } from './webhookCommands';
 
 /**
@@ -101,7 +102,8 @@ export type AccountCommand =
   | IssueApiKey
   | RevokeApiKey
   | SetAllowance
-  | WebhookCommand;
+  | WebhookCommand
+  | InboundCommand;
 
 export const ORGANIZATION_NAME_MAX_LENGTH = 100;
 export const API_KEY_NAME_MAX_LENGTH = 100;
@@ -448,6 +450,10 @@ export function decideOrganization(command: AccountCommand, state: OrganizationS
     case 'DeleteWebhook':
     case 'DisableWebhook':
       return decideWebhook(command, state);
+    case 'ChangeServerSettings':
+    case 'CreateInboundRule':
+    case 'DeleteInboundRule':
+      return decideInbound(command, state);
     default:
       return assertNever(command);
   }

@@ -15,3 +15,5 @@ export * from './apiKeys';
 export * from './dns';
 export * from './allowance';
 export * from './webhooks';
+export * from './inbound';
+export * from './inboundCommands';

@@ -1,6 +1,7 @@
 import { DomainError } from '../domainError';
 import { assertNever, type CommandMetadata, type DomainEvent } from '../event';
 import type { ApiKeyMode, Role, Scope } from './rules';
+import { inboundEventKey, type InboundEvent, type ServerSettings } from './inbound';
 import { webhookEventKey, type WebhookDisabled, type WebhookEvent, type WebhookState } from './webhooks';
 
 /**
@@ -112,7 +113,8 @@ export type AccountEvent =
   | ApiKeyIssued
   | ApiKeyRevoked
   | AllowanceSet
-  | WebhookEvent;
+  | WebhookEvent
+  | InboundEvent;
 
 export type AccountEventType = AccountEvent['type'];
 
@@ -133,6 +135,9 @@ export const ACCOUNT_EVENT_TYPES: readonly AccountEventType[] = [
   'WebhookUpdated',
   'WebhookDeleted',
   'WebhookDisabled',
+  'ServerSettingsChanged',
+  'InboundRuleCreated',
+  'InboundRuleDeleted',
 ];
 
 export interface MemberState {
@@ -177,6 +182,10 @@ export interface OrganizationState {
   allowance: number | null;
   /** Webhook id → webhook. */
   webhooks: ReadonlyMap<number, WebhookState>;
+  /** The inbound server settings; null until first set (read or changed). */
+  server: ServerSettings | null;
+  /** Inbound rule id → the address or domain it blocks. */
+  inboundRules: ReadonlyMap<number, string>;
 }
 
 export function initialOrganizationState(): OrganizationState {
@@ -187,6 +196,8 @@ export function initialOrganizationState(): OrganizationState {
     apiKeys: new Map(),
     allowance: null,
     webhooks: new Map(),
+    server: null,
+    inboundRules: new Map(),
   };
 }
 
@@ -257,6 +268,12 @@ export function evolveOrganization(state: OrganizationState, event: AccountEvent
       return { ...state, webhooks: withEntry(state.webhooks, event.data.webhookId, disabledWebhookState(event)) };
     case 'WebhookDeleted':
       return { ...state, webhooks: withoutEntry(state.webhooks, event.data.webhookId) };
+    case 'ServerSettingsChanged':
+      return { ...state, server: { ...event.data } };
+    case 'InboundRuleCreated':
+      return { ...state, inboundRules: withEntry(state.inboundRules, event.data.ruleId, event.data.rule) };
+    case 'InboundRuleDeleted':
+      return { ...state, inboundRules: withoutEntry(state.inboundRules, event.data.ruleId) };
     default: {
       // Every known type is handled above (the compiler checks it); an event type written by a newer
       // version leaves the state as it is, so an older reader can still fold the stream.
@@ -345,6 +362,10 @@ export function accountEventKey(event: AccountEvent): string {
     case 'WebhookDeleted':
     case 'WebhookDisabled':
       return webhookEventKey(organizationId, event.data.webhookId);
+    case 'ServerSettingsChanged':
+    case 'InboundRuleCreated':
+    case 'InboundRuleDeleted':
+      return inboundEventKey(event);
     default: {
       const unknown: never = event;
       throw new Error(`no key for account event ${JSON.stringify(unknown)}`);

@@ -89,3 +89,19 @@ export const receivedMailDecider: ReceivedMailDecider = {
   decide: decideReceivedMail,
   evolve: evolveReceivedMail,
 };
+
+/**
+ * Whether a received mail is inbound mail (for an organization's inbound address) rather than mail that came back
+ * to a return path: the MX takes one kind per transaction, so its first recipient tells. Each reader of
+ * mail.received passes over the other's.
+ */
+export function isInboundMail(envelopeTo: readonly string[], inboundDomain: string): boolean {
+  const first = envelopeTo[0];
+  if (first === undefined) return false;
+  return (
+    first
+      .slice(first.lastIndexOf('@') + 1)
+      .toLowerCase()
+      .replace(/\.$/, '') === inboundDomain.toLowerCase()
+  );
+}

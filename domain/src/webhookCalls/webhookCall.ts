@@ -11,8 +11,17 @@ import { assertNever, type DomainEvent } from '../event';
  * records are read by the caller, not folded from a stream).
  */
 
-/** Postmark's record types, one per kind of call (the body's RecordType). */
-export const WEBHOOK_CALL_RECORD_TYPES = ['Delivery', 'Bounce', 'SpamComplaint', 'SubscriptionChange'] as const;
+/**
+ * Postmark's record types, one per kind of call (the body's RecordType); Inbound: an inbound message POSTed to the
+ * organization's InboundHookUrl (webhookId INBOUND_HOOK_ID; its body is Postmark's inbound JSON, which has no RecordType).
+ */
+export const WEBHOOK_CALL_RECORD_TYPES = [
+  'Delivery',
+  'Bounce',
+  'SpamComplaint',
+  'SubscriptionChange',
+  'Inbound',
+] as const;
 export type WebhookCallRecordType = (typeof WEBHOOK_CALL_RECORD_TYPES)[number];
 
 export interface WebhookCallScheduledData {

@@ -73,6 +73,8 @@ describe('organization state', () => {
       apiKeys: new Map(),
       allowance: null,
       webhooks: new Map(),
+      server: null,
+      inboundRules: new Map(),
     });
   });
 

@@ -38,7 +38,7 @@ const templateTypes = new Set<string>(TEMPLATE_EVENT_TYPES);
  * account entity by its own id (the domain's `accountEventKey`), so compaction
  * keeps each entity's latest state (a template's versions each their own key, templateEventKey); a webhook call by its call id, on the topic of its attempt; mail our MX received
  * by the message its first recipient's return-path token names (so the reports about one message stay in order),
- * else by its own received id.
+ * else by its own received id; an inbound message by its id.
  */
 export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTopicNames): Route {
   const type = event.type;
@@ -61,6 +61,9 @@ export function routeEvent(event: RoutableEvent, topics: TopicNames = defaultTop
       topic: topics.received,
       key: typeof messageId === 'string' && messageId !== '' ? messageId : field(event, 'receivedId'),
     };
+  }
+  if (type === 'InboundMessageReceived' || type === 'InboundMessageBypassed') {
+    return { topic: topics.inbound, key: field(event, 'messageId') };
   }
   if (accountTypes.has(type)) return { topic: topics.accounts, key: accountEventKey(event as AccountEvent) };
   if (templateTypes.has(type)) return { topic: topics.accounts, key: templateEventKey(event as TemplateEvent) };

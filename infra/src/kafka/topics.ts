@@ -44,6 +44,8 @@ export interface TopicNames {
   webhookCalls: string;
   /** Mail our MX received (MailReceived: bounces, complaints, as they arrived), keyed by the message they are about. */
   received: string;
+  /** Inbound messages (InboundMessageReceived, InboundMessageBypassed), keyed by message, kept as long as activity. */
+  inbound: string;
 }
 
 export const defaultTopicNames: TopicNames = {
@@ -54,6 +56,7 @@ export const defaultTopicNames: TopicNames = {
   deliveryRetries: 'email.delivery-retries',
   webhookCalls: 'webhooks.calls',
   received: 'mail.received',
+  inbound: 'email.inbound',
 };
 
 /** The topics under a prefix (`<prefix>.email.messages`, …): a benchmark's or a test's own copy of every topic. */
@@ -66,6 +69,7 @@ export function prefixedTopicNames(prefix: string): TopicNames {
     deliveryRetries: `${prefix}.${defaultTopicNames.deliveryRetries}`,
     webhookCalls: `${prefix}.${defaultTopicNames.webhookCalls}`,
     received: `${prefix}.${defaultTopicNames.received}`,
+    inbound: `${prefix}.${defaultTopicNames.inbound}`,
   };
 }
 
@@ -126,6 +130,16 @@ export function topicConfigs(names: TopicNames = defaultTopicNames, partitions =
         { name: 'cleanup.policy', value: 'delete' },
         { name: 'retention.ms', value: String(RECEIVED_MAIL_RETENTION_DAYS * DAY_MS) },
         // Above the MX's largest message (MAX_RECEIVED_MESSAGE_BYTES) with its envelope.
+        { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
+      ],
+    },
+    {
+      // Inbound messages carry Postmark's JSON of a received mail (up to the payload's limit, apps/inbound).
+      topic: names.inbound,
+      numPartitions: partitions,
+      configEntries: [
+        { name: 'cleanup.policy', value: 'delete' },
+        { name: 'retention.ms', value: String(MESSAGE_TOPIC_RETENTION_MS) },
         { name: 'max.message.bytes', value: String(MAX_EVENT_BYTES) },
       ],
     },

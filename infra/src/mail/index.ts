@@ -10,3 +10,12 @@ export {
   textOfHtml,
   UNPARSABLE_MIME,
 } from './returnedMail';
+export {
+  authenticateInboundMail,
+  INBOUND_MAIL_LIMITS,
+  parseInboundMail,
+  type InboundAttachment,
+  type InboundAuthentication,
+  type InboundMailbox,
+  type ParsedInboundMail,
+} from './inboundMail';

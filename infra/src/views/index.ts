@@ -1,6 +1,6 @@
 /**
- * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/`, `allowance/` and `templates/` (Redis),
- * `activity/` and `deadLetters/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch
+ * The views built from the log, one folder each: `suppressions/`, `accounts/`, `audit/`, `allowance/` and `templates/`
+ * (Redis), `activity/`, `deadLetters/` and `inbound/` (ClickHouse). Each folder holds the view's layout, reads and writes, how a batch
  * is applied to it, its fingerprint per organization, and how a replay rebuilds and swaps it (a RebuildableView).
  *
  * Shared by the views: positions.ts (a Redis view's position per partition, kept with its data, and the
@@ -21,3 +21,4 @@ export * from './allowance';
 export * from './activity';
 export * from './deadLetters';
 export * from './templates';
+export * from './inbound';

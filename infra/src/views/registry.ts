@@ -1,7 +1,7 @@
 import type { ITopicConfig } from 'kafkajs';
 import type { ClickHouseClient } from '../clickhouse/client';
 import type { ConsumerPositions } from '../kafka/eventStore/positions';
-import { deadLetterTopicConfig, deadLetterTopicOf, type TopicNames } from '../kafka/topics';
+import { deadLetterTopicConfig, deadLetterTopicOf, topicConfigs, type TopicNames } from '../kafka/topics';
 import type { Redis } from '../redis/client';
 import { accountsHandler, AccountsView, rebuildAccounts } from './accounts';
 import { activityHandler, ClickHouseActivityWriter, rebuildActivity, type ActivityWriterOptions } from './activity';
@@ -9,6 +9,7 @@ import { allowanceHandler, AllowanceView, rebuildAllowance } from './allowance';
 import type { BatchHandler } from './apply';
 import { auditHandler, AuditView, rebuildAudit } from './audit';
 import { deadLettersHandler, rebuildDeadLetters } from './deadLetters';
+import { inboundHandler, rebuildInbound } from './inbound';
 import { positionsKeyOf, ViewPositions } from './positions';
 import type { RebuildableView } from './rebuildable';
 import { rebuildSuppressions, suppressionsHandler, SuppressionView } from './suppressions';
@@ -163,6 +164,21 @@ export const VIEWS = {
       return rebuildDeadLetters(clickhouse, database, id);
     },
   },
+  // The organizations' inbound messages (ClickHouse, like activity), from email.inbound.
+  inbound: {
+    store: 'clickhouse',
+    topics: (topics) => [topics.inbound],
+    // The inbound reader creates email.inbound; the projector may start first.
+    ensureTopics: (topics) => topicConfigs(topics).filter((config) => config.topic === topics.inbound),
+    project: (context) => {
+      const { clickhouse, database } = clickhouseOf('inbound', context, 'projecting');
+      return { handle: inboundHandler(clickhouse, database) };
+    },
+    rebuild: (context, id) => {
+      const { clickhouse, database } = clickhouseOf('inbound', context, 'replaying');
+      return rebuildInbound(clickhouse, database, id);
+    },
+  },
 } as const satisfies Record<string, ViewEntry>;
 
 /** A view's name: an entry of VIEWS. */
@@ -183,7 +199,7 @@ export function topicsOf(projection: ProjectionName, topics: TopicNames): string
 
 /**
  * The consumer group of a projection: `projector-suppressions`, `projector-activity`, `projector-accounts`,
- * `projector-audit`, `projector-allowance`, `projector-templates`, `projector-deadLetters`.
+ * `projector-audit`, `projector-allowance`, `projector-templates`, `projector-deadLetters`, `projector-inbound`.
  */
 export function groupOf(projection: ProjectionName, prefix = 'projector'): string {
   return `${prefix}-${projection}`;

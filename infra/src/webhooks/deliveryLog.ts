@@ -8,6 +8,8 @@ import type { WebhookCallScheduled } from '@sendline/domain';
  *   <ns>:webhooks:deliveries:<org>:<webhookId> list: the last 100 attempts of the webhook's calls, newest first
  *   <ns>:webhooks:call:<org>:<callId>          string: the call's first record (JSON), for a manual redelivery, 30 days
  *   <ns>:webhooks:answered:<callId>            string: set once an attempt was answered 2xx, 3 days
+ *   <ns>:webhooks:last:<org>:<callId>          string: an inbound call's last attempt (JSON), 30 days: the
+ *                                              inbound message's status (Processed, Scheduled, Failed)
  *   <ns>:webhooks:failing:<org>:<webhookId>    string: when the webhook's current streak of failed calls began
  *                                              (ms); deleted by a 2xx answer, 30 days after its last failure
  *
@@ -63,6 +65,9 @@ export class WebhookDeliveryLog {
   private answeredKey(callId: string): string {
     return `${this.namespace}:webhooks:answered:${callId}`;
   }
+  private lastKey(organizationId: string, callId: string): string {
+    return `${this.namespace}:webhooks:last:${organizationId}:${callId}`;
+  }
   private failingKey(organizationId: string, webhookId: number): string {
     return `${this.namespace}:webhooks:failing:${organizationId}:${webhookId}`;
   }
@@ -99,6 +104,9 @@ export class WebhookDeliveryLog {
       if (answered) {
         p.set(this.answeredKey(attempt.callId), '1', 'EX', ANSWERED_TTL_S);
         p.del(this.failingKey(organizationId, attempt.webhookId));
+      }
+      if (attempt.recordType === 'Inbound') {
+        p.set(this.lastKey(organizationId, attempt.callId), JSON.stringify(attempt), 'EX', CALL_TTL_S);
       }
       if (keep) p.set(this.callKey(organizationId, keep.data.callId), JSON.stringify(keep), 'EX', CALL_TTL_S);
     }
@@ -146,6 +154,17 @@ export class WebhookDeliveryLog {
   ): Promise<WebhookDeliveryAttempt[]> {
     const raw = await this.redis.lrange(this.logKey(organizationId, webhookId), 0, count - 1);
     return raw.map((json) => JSON.parse(json) as WebhookDeliveryAttempt);
+  }
+
+  /** The last attempt of each of the organization's inbound calls among `callIds` that made one, in one round trip. */
+  async lastAttempts(organizationId: string, callIds: readonly string[]): Promise<Map<string, WebhookDeliveryAttempt>> {
+    const found = new Map<string, WebhookDeliveryAttempt>();
+    if (callIds.length === 0) return found;
+    const values = await this.redis.mget(...callIds.map((id) => this.lastKey(organizationId, id)));
+    values.forEach((value, i) => {
+      if (value) found.set(callIds[i]!, JSON.parse(value) as WebhookDeliveryAttempt);
+    });
+    return found;
   }
 
   async answered(callId: string): Promise<boolean> {

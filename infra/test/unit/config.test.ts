@@ -21,6 +21,7 @@ describe('serviceAddresses', () => {
       deliveryRetries: 'bench-1a2b.email.delivery-retries',
       webhookCalls: 'bench-1a2b.webhooks.calls',
       received: 'bench-1a2b.mail.received',
+      inbound: 'bench-1a2b.email.inbound',
     });
   });
 });

@@ -12,10 +12,11 @@ describe('the view registry', () => {
       'allowance',
       'templates',
       'deadLetters',
+      'inbound',
     ]);
   });
 
-  it('keeps the five position-keeping views in Redis and the two others in ClickHouse', () => {
+  it('keeps the five position-keeping views in Redis and the three others in ClickHouse', () => {
     expect(PROJECTIONS.filter((name) => viewOf(name).store === 'redis')).toEqual([
       'suppressions',
       'accounts',
@@ -23,7 +24,11 @@ describe('the view registry', () => {
       'allowance',
       'templates',
     ]);
-    expect(PROJECTIONS.filter((name) => viewOf(name).store === 'clickhouse')).toEqual(['activity', 'deadLetters']);
+    expect(PROJECTIONS.filter((name) => viewOf(name).store === 'clickhouse')).toEqual([
+      'activity',
+      'deadLetters',
+      'inbound',
+    ]);
   });
 
   it('reads each view from its topics: the audit from the history, the dead letters from two dead-letter topics', () => {
@@ -36,14 +41,17 @@ describe('the view registry', () => {
       allowance: [topics.messages],
       templates: [topics.accounts],
       deadLetters: [deadLetterTopicOf(topics.messages), deadLetterTopicOf(topics.deliveryRetries)],
+      inbound: [topics.inbound],
     });
   });
 
-  it('creates the dead-letter topics it reads before consuming them; no other view creates topics', () => {
-    expect(PROJECTIONS.filter((name) => viewOf(name).ensureTopics)).toEqual(['deadLetters']);
-    expect(viewOf('deadLetters').ensureTopics!(defaultTopicNames).map((config) => config.topic)).toEqual(
-      topicsOf('deadLetters', defaultTopicNames),
-    );
+  it('creates the topics it reads before consuming them where it may start first: the dead letters and inbound', () => {
+    expect(PROJECTIONS.filter((name) => viewOf(name).ensureTopics)).toEqual(['deadLetters', 'inbound']);
+    for (const name of ['deadLetters', 'inbound'] as const) {
+      expect(viewOf(name).ensureTopics!(defaultTopicNames).map((config) => config.topic)).toEqual(
+        topicsOf(name, defaultTopicNames),
+      );
+    }
   });
 
   it('names each consumer group after its view', () => {

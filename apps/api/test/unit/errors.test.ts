@@ -93,6 +93,16 @@ describe('error catalogue', () => {
             'ApiKeyNotFound',
             'ApiKeyAlreadyRevoked',
             'InvalidEmailAddress',
+            // Inbound mail: settings, rules and messages, refused with the rule's words.
+            'InvalidInboundDomain',
+            'InvalidInboundSpamThreshold',
+            'InvalidInboundRule',
+            'InboundRuleAlreadyExists',
+            'InboundRuleNotFound',
+            'TooManyInboundRules',
+            'InboundMessageNotFound',
+            'InboundMessageNotBlocked',
+            'InboundMessageNotFailed',
           ].includes(code),
       ).sort(),
     );
@@ -165,6 +175,15 @@ describe('error catalogue', () => {
       ApiKeyNotFound: [1535, 404],
       ApiKeyAlreadyRevoked: [1536, 409],
       InvalidEmailAddress: [1540, 422],
+      InvalidInboundDomain: [1601, 422],
+      InvalidInboundSpamThreshold: [1602, 422],
+      InvalidInboundRule: [1610, 422],
+      InboundRuleAlreadyExists: [1611, 422],
+      InboundRuleNotFound: [1612, 404],
+      TooManyInboundRules: [1613, 422],
+      InboundMessageNotFound: [701, 404],
+      InboundMessageNotBlocked: [1620, 422],
+      InboundMessageNotFailed: [1621, 422],
     });
   });
 
@@ -177,7 +196,7 @@ describe('error catalogue', () => {
     expect(shared).toEqual([
       ['InvalidEmailRequest', 'PayloadTooLarge'],
       ['InactiveRecipients', 'AllRecipientsSuppressed'],
-      ['MessageNotFound', 'BounceNotFound'],
+      ['MessageNotFound', 'BounceNotFound', 'InboundMessageNotFound'],
     ]);
   });
 
@@ -189,7 +208,7 @@ describe('error catalogue', () => {
     }
     expect([...byPair.values()].filter((codes) => codes.length > 1)).toEqual([
       ['InactiveRecipients', 'AllRecipientsSuppressed'],
-      ['MessageNotFound', 'BounceNotFound'],
+      ['MessageNotFound', 'BounceNotFound', 'InboundMessageNotFound'],
     ]);
   });
 

@@ -10,25 +10,40 @@ export async function accountFingerprints(
   organizations: string[],
 ): Promise<Map<string, OrganizationFingerprint>> {
   const prints = await inChunks(organizations, FINGERPRINT_CONCURRENCY, async (organizationId) => {
-    const [organization, members, domains, keys, webhooks] = await Promise.all([
+    const [organization, members, domains, keys, webhooks, server, inboundRules] = await Promise.all([
       view.organization(organizationId),
       view.members(organizationId),
       view.domains(organizationId),
       view.apiKeys(organizationId),
       view.webhooks(organizationId),
+      view.serverSettings(organizationId),
+      view.inboundRules(organizationId),
     ]);
     const byHash = await Promise.all([...keys.values()].map((key) => view.apiKeyByHash(key.keyHash)));
-    const count = (organization ? 1 : 0) + members.size + domains.size + keys.size + webhooks.length;
+    const inboundOwner = server ? await view.organizationOfInboundHash(server.inboundHash) : null;
+    const count =
+      (organization ? 1 : 0) + members.size + domains.size + keys.size + webhooks.length + inboundRules.length;
     return {
       organizationId,
       count,
-      checksum: checksumOf({ organization, members, domains, keys, byHash, webhooks }),
+      checksum: checksumOf({
+        organization,
+        members,
+        domains,
+        keys,
+        byHash,
+        webhooks,
+        server,
+        inboundOwner,
+        inboundRules,
+      }),
       counts: {
         organizations: organization ? 1 : 0,
         members: members.size,
         domains: domains.size,
         keys: keys.size,
         webhooks: webhooks.length,
+        inboundRules: inboundRules.length,
       },
     };
   });

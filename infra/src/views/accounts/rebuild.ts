@@ -8,8 +8,8 @@ import { accountFingerprints } from './fingerprint';
 import { AccountsView } from './view';
 
 /**
- * The accounts view rebuilt into a fresh namespace, for a replay. Its keys: `<ns>:apikey:*`, `<ns>:org:*`
- * and `<ns>:organizations`, but not `<ns>:org:<id>:audit` (the audit view's, rebuilt from the history topic:
+ * The accounts view rebuilt into a fresh namespace, for a replay. Its keys: `<ns>:apikey:*`, `<ns>:org:*`,
+ * `<ns>:inbound` and `<ns>:organizations`, but not `<ns>:org:<id>:audit` (the audit view's, rebuilt from the history topic:
  * this replay neither renames nor deletes it).
  */
 export function rebuildAccounts(redis: Redis, namespace: string, id: string): RebuildableView {
@@ -18,7 +18,12 @@ export function rebuildAccounts(redis: Redis, namespace: string, id: string): Re
     redis,
     {
       name: 'accounts',
-      patterns: (ns) => [view(ns).apiKeyKey('*'), view(ns).organizationKey('*'), view(ns).organizationsKey],
+      patterns: (ns) => [
+        view(ns).apiKeyKey('*'),
+        view(ns).organizationKey('*'),
+        view(ns).organizationsKey,
+        view(ns).inboundAddressesKey,
+      ],
       owns: (ns, key) => !new AuditView(redis, ns).isAuditKey(key),
       organizations: async (ns) => {
         const ids = new Set<string>();

@@ -1,5 +1,7 @@
 import {
   disabledWebhookState,
+  INBOUND_HOOK_ID,
+  noWebhookTriggers,
   domainStateOf,
   initialOrganizationState,
   webhookConfig,
@@ -10,6 +12,8 @@ import {
   type MemberState,
   type OrganizationState,
   type Scope,
+  type ServerSettings,
+  type InboundRule,
   type WebhookConfig,
   type WebhookState,
 } from '@sendline/domain';
@@ -17,7 +21,7 @@ import type { Redis } from 'ioredis';
 import { AuditView, type AuditEntry } from '../audit/view';
 import type { ViewWriter } from '../positions';
 
-type EntityKind = 'members' | 'domains' | 'keys' | 'webhooks';
+type EntityKind = 'members' | 'domains' | 'keys' | 'webhooks' | 'inboundrules';
 
 /** What the API needs to authenticate a request, read in one round trip by the key's hash. */
 export interface StoredApiKey extends ApiKeyRecord {
@@ -47,6 +51,9 @@ function domainFromJson(json: string): DomainState {
  *   <ns>:org:<id>:members|domains|keys|webhooks   hash: entity id → JSON state
  *                                   (webhooks: HttpAuth's password and the signing secret stay sealed)
  *   <ns>:organizations              set of organization ids
+ *   <ns>:org:<id> field `server`    the inbound server settings (JSON; the hook's signing secret stays sealed)
+ *   <ns>:org:<id>:inboundrules      hash: rule id → the address or domain it blocks
+ *   <ns>:inbound                    hash: inbound hash → the organization whose inbound address it is (the MX's lookup)
  *
  * The audit (`<ns>:org:<id>:audit`) is the audit view's (../audit/), projected from the never-compacted history
  * topic; this view writes it only when applying a command's own events at once (`apply`), so the console shows the
@@ -70,6 +77,9 @@ export class AccountsView {
   }
   private entitiesKey(id: string, kind: EntityKind): string {
     return `${this.namespace}:org:${id}:${kind}`;
+  }
+  get inboundAddressesKey(): string {
+    return `${this.namespace}:inbound`;
   }
   get organizationsKey(): string {
     return `${this.namespace}:organizations`;
@@ -177,6 +187,16 @@ export class AccountsView {
       case 'WebhookDeleted':
         p.hdel(this.entitiesKey(org, 'webhooks'), String(event.data.webhookId));
         break;
+      case 'ServerSettingsChanged':
+        p.hset(this.organizationKey(org), 'server', JSON.stringify(event.data));
+        p.hset(this.inboundAddressesKey, event.data.inboundHash, org);
+        break;
+      case 'InboundRuleCreated':
+        p.hset(this.entitiesKey(org, 'inboundrules'), String(event.data.ruleId), event.data.rule);
+        break;
+      case 'InboundRuleDeleted':
+        p.hdel(this.entitiesKey(org, 'inboundrules'), String(event.data.ruleId));
+        break;
       default: {
         const _exhaustive: never = event;
         throw new Error(`unknown account event ${JSON.stringify(_exhaustive)}`);
@@ -272,6 +292,48 @@ export class AccountsView {
     return new Map([...all.values()].map((webhook) => [webhook.webhookId, webhook]));
   }
 
+  /** The organization's inbound server settings, or null before they were first set. */
+  async serverSettings(organizationId: string): Promise<ServerSettings | null> {
+    const json = await this.redis.hget(this.organizationKey(organizationId), 'server');
+    return json ? (JSON.parse(json) as ServerSettings) : null;
+  }
+
+  /**
+   * The organization's inbound hook as the webhooks process calls it: a webhook with id INBOUND_HOOK_ID, its
+   * InboundHookUrl (enabled only when one is set) and signing secret (sealed), no headers, no triggers. Null before
+   * the settings were first set.
+   */
+  async inboundHook(organizationId: string): Promise<WebhookConfig | null> {
+    const settings = await this.serverSettings(organizationId);
+    if (!settings) return null;
+    return {
+      webhookId: INBOUND_HOOK_ID,
+      url: settings.inboundHookUrl,
+      messageStream: 'outbound',
+      httpAuth: settings.inboundHookHttpAuth ?? null,
+      httpHeaders: [],
+      triggers: noWebhookTriggers(),
+      signingSecretSealed: settings.inboundHookSigningSecretSealed,
+      createdAt: 0,
+      updatedAt: 0,
+      organizationId,
+      enabled: settings.inboundHookUrl !== '',
+    };
+  }
+
+  /** The organization whose inbound address has this hash (lowercase), or null. */
+  async organizationOfInboundHash(inboundHash: string): Promise<string | null> {
+    return this.redis.hget(this.inboundAddressesKey, inboundHash.toLowerCase());
+  }
+
+  /** The organization's inbound rules, by id. */
+  async inboundRules(organizationId: string): Promise<InboundRule[]> {
+    const all = await this.redis.hgetall(this.entitiesKey(organizationId, 'inboundrules'));
+    return Object.entries(all)
+      .map(([id, rule]) => ({ ruleId: Number(id), rule }))
+      .sort((a, b) => a.ruleId - b.ruleId);
+  }
+
   /** The organization's audit, newest first: `count` entries from `offset`, and how many there are (the audit view's). */
   audit(organizationId: string, count: number, offset: number): Promise<{ total: number; entries: AuditEntry[] }> {
     return this.auditView.entries(organizationId, count, offset);
@@ -306,12 +368,14 @@ export class AccountsView {
 
   /** The decider state of an organization, as the view knows it (what the console decides on). */
   async organizationState(id: string): Promise<OrganizationState> {
-    const [organization, members, domains, apiKeys, webhooks] = await Promise.all([
+    const [organization, members, domains, apiKeys, webhooks, server, rules] = await Promise.all([
       this.organization(id),
       this.members(id),
       this.domains(id),
       this.apiKeys(id),
       this.webhookStates(id),
+      this.serverSettings(id),
+      this.inboundRules(id),
     ]);
     if (!organization) return initialOrganizationState();
     return {
@@ -321,6 +385,8 @@ export class AccountsView {
       apiKeys,
       allowance: organization.messagesPerMonth,
       webhooks,
+      server,
+      inboundRules: new Map(rules.map((rule) => [rule.ruleId, rule.rule])),
     };
   }
 

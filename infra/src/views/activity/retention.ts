@@ -5,7 +5,13 @@ import { utcDay } from './rows';
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The tables of the activity store that are partitioned by day. */
-export const ACTIVITY_TABLES = ['messages', 'message_events', 'dead_letters'] as const;
+export const ACTIVITY_TABLES = [
+  'messages',
+  'message_events',
+  'dead_letters',
+  'inbound_messages',
+  'inbound_bypasses',
+] as const;
 
 export interface DroppedPartition {
   table: string;

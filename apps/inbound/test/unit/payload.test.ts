@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { parseInboundMail, type InboundAuthentication } from '@sendline/infra';
+import { inboundPayloadOf, MAX_PAYLOAD_BYTES } from '../../src/payload';
+
+const HASH = '0123456789abcdef0123456789abcdef';
+const DOMAIN = 'inbound.sendline.dev';
+const AUTH: InboundAuthentication = {
+  spf: 'pass',
+  dkim: 'none',
+  dmarc: 'none',
+  headers: [{ name: 'Authentication-Results', value: 'mx.test; spf=pass; dkim=none; dmarc=none' }],
+};
+
+async function payloadOf(raw: string | Buffer, rawEmailEnabled = false) {
+  const bytes = typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw;
+  return inboundPayloadOf({
+    messageId: '00000000-0000-5000-8000-000000000000',
+    mail: await parseInboundMail(bytes),
+    authentication: AUTH,
+    raw: bytes,
+    envelopeFrom: 'bounce@sender.example',
+    originalRecipient: `${HASH}+box@${DOMAIN}`,
+    inboundDomain: DOMAIN,
+    rawEmailEnabled,
+  });
+}
+
+describe("Postmark's inbound JSON of a mail", () => {
+  it('decodes 8-bit and encoded-word headers', async () => {
+    const payload = await payloadOf(
+      `From: =?utf-8?q?Jos=C3=A9?= <jose@sender.example>\r\nTo: ${HASH}@${DOMAIN}\r\nSubject: café ünïcode\r\n` +
+        'Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\nolá\r\n',
+    );
+    expect(payload).toMatchObject({ FromName: 'José', Subject: 'café ünïcode', MailboxHash: 'box' });
+    expect(payload.TextBody.trim()).toBe('olá');
+  });
+
+  it('reads a message of 1,000 parts, every attachment listed', async () => {
+    const parts = Array.from(
+      { length: 1000 },
+      (_, i) =>
+        `--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename="p${i}.txt"\r\n\r\npart ${i}\r\n`,
+    ).join('');
+    const payload = await payloadOf(
+      `From: a@sender.example\r\nSubject: many\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n${parts}--b--\r\n`,
+    );
+    expect(payload.Attachments).toHaveLength(1000);
+    expect(payload.Attachments[999]).toMatchObject({ Name: 'p999.txt', ContentType: 'text/plain' });
+  });
+
+  it('keeps an attached message whole, one attachment, never parsed (a zip of zips is bytes likewise)', async () => {
+    const inner = 'From: x@y.example\r\nSubject: inner\r\n\r\nhello\r\n';
+    const payload = await payloadOf(
+      'From: a@sender.example\r\nSubject: outer\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n' +
+        '--b\r\nContent-Type: text/plain\r\n\r\ntext\r\n' +
+        `--b\r\nContent-Type: message/rfc822\r\n\r\n${inner}--b\r\n` +
+        'Content-Type: application/zip\r\nContent-Disposition: attachment; filename="z.zip"\r\n' +
+        'Content-Transfer-Encoding: base64\r\n\r\nUEsDBBQAAAAIAA==\r\n--b--\r\n',
+    );
+    expect(payload.Subject).toBe('outer');
+    expect(payload.Attachments.map((a) => a.ContentType)).toEqual(['message/rfc822', 'application/zip']);
+    expect(Buffer.from(payload.Attachments[0]!.Content, 'base64').toString()).toContain('Subject: inner');
+  });
+
+  it('never throws on broken MIME: too many delimiters, a binary blob, an empty message', async () => {
+    const tooMany = await payloadOf(`From: a@sender.example\r\nSubject: s\r\n\r\n${'--x\r\n'.repeat(6000)}`);
+    expect(tooMany.Headers).toContainEqual({ Name: 'X-Sendline-Unparsed', Value: expect.stringMatching(/delimit/) });
+    expect(tooMany.From).toBe('bounce@sender.example');
+    const blob = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256));
+    await expect(payloadOf(blob)).resolves.toMatchObject({ MessageStream: 'inbound' });
+    const empty = await payloadOf('');
+    expect(empty.Headers).toContainEqual({ Name: 'X-Sendline-Unparsed', Value: 'an empty message' });
+  });
+
+  it('leaves out an attachment that would take the JSON over its limit, and says so', async () => {
+    const big = Buffer.alloc(MAX_PAYLOAD_BYTES, 0x61).toString('base64');
+    const payload = await payloadOf(
+      'From: a@sender.example\r\nSubject: big\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n' +
+        '--b\r\nContent-Type: text/plain\r\n\r\nsee attached\r\n' +
+        '--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="big.bin"\r\n' +
+        `Content-Transfer-Encoding: base64\r\n\r\n${big}\r\n--b--\r\n`,
+      true,
+    );
+    expect(payload.Attachments).toEqual([
+      {
+        Name: 'big.bin',
+        Content: '',
+        ContentType: 'application/octet-stream',
+        ContentLength: MAX_PAYLOAD_BYTES,
+        ContentID: '',
+      },
+    ]);
+    expect(payload.Headers).toContainEqual({ Name: 'X-Sendline-Attachments-Omitted', Value: 'big.bin, RawEmail' });
+    expect(payload.RawEmail).toBeUndefined();
+    expect(Buffer.byteLength(JSON.stringify(payload))).toBeLessThan(MAX_PAYLOAD_BYTES);
+  });
+});

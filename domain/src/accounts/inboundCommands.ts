@@ -1,0 +1,158 @@
+import { eventMetadata } from '../decider';
+import { DomainError } from '../domainError';
+import type { Command } from '../event';
+import {
+  INBOUND_SPAM_THRESHOLD_MAX,
+  inboundRuleNotFound,
+  isInboundHash,
+  isInboundRuleId,
+  MAX_INBOUND_RULES,
+  normalizeInboundRule,
+  type ServerSettings,
+} from './inbound';
+import { requireOrganization, type AccountEvent, type OrganizationState } from './organization';
+import { isValidDomainName, normalizeDomainName } from './rules';
+import { validateWebhookHttpAuth, validateWebhookUrl, type WebhookHttpAuth } from './webhooks';
+
+/** The organization's inbound commands and their decisions (commands.ts hands them here). */
+
+/**
+ * A change to the server settings: a field left out keeps its value. `inboundHash` and `signingSecretSealed` are
+ * used only the first time (the settings have none yet); after that the organization keeps its own.
+ */
+export type ChangeServerSettings = Command<
+  'ChangeServerSettings',
+  {
+    inboundHash: string;
+    signingSecretSealed: string;
+    /** Without credentials; those given in it travel in inboundHookHttpAuth. */
+    inboundHookUrl?: string | null;
+    /** With a new inboundHookUrl: its credentials (null: none); a passwordSealed of null keeps the current password. */
+    inboundHookHttpAuth?: { username: string; passwordSealed: string | null } | null;
+    inboundDomain?: string | null;
+    inboundSpamThreshold?: number;
+    rawEmailEnabled?: boolean;
+    /** Plain http accepted for the hook (the service runs in development). */
+    allowHttp: boolean;
+  }
+>;
+export type CreateInboundRule = Command<'CreateInboundRule', { ruleId: number; rule: string }>;
+export type DeleteInboundRule = Command<'DeleteInboundRule', { ruleId: number }>;
+export type InboundCommand = ChangeServerSettings | CreateInboundRule | DeleteInboundRule;
+
+function changeServerSettings(command: ChangeServerSettings, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const data = command.data;
+  const current = state.server;
+  if (!current) {
+    if (!isInboundHash(data.inboundHash)) {
+      throw new DomainError('InvalidInboundHash', 'an inbound hash is 32 lowercase hex characters');
+    }
+    if (typeof data.signingSecretSealed !== 'string' || data.signingSecretSealed.length === 0) {
+      throw new DomainError('InvalidWebhookSecret', 'the sealed signing secret is missing');
+    }
+  }
+  const inboundHookUrl =
+    data.inboundHookUrl === undefined
+      ? (current?.inboundHookUrl ?? '')
+      : data.inboundHookUrl === null || data.inboundHookUrl === ''
+        ? ''
+        : validateWebhookUrl(data.inboundHookUrl, data.allowHttp);
+  let inboundDomain = current?.inboundDomain ?? '';
+  if (data.inboundDomain !== undefined) {
+    if (data.inboundDomain === null || data.inboundDomain === '') inboundDomain = '';
+    else if (typeof data.inboundDomain === 'string' && isValidDomainName(data.inboundDomain)) {
+      inboundDomain = normalizeDomainName(data.inboundDomain);
+    } else {
+      throw new DomainError(
+        'InvalidInboundDomain',
+        `The InboundDomain ${JSON.stringify(data.inboundDomain)} is invalid.`,
+      );
+    }
+  }
+  const threshold = data.inboundSpamThreshold ?? current?.inboundSpamThreshold ?? 0;
+  if (!Number.isSafeInteger(threshold) || threshold < 0 || threshold > INBOUND_SPAM_THRESHOLD_MAX) {
+    throw new DomainError(
+      'InvalidInboundSpamThreshold',
+      `InboundSpamThreshold must be a whole number 0..${INBOUND_SPAM_THRESHOLD_MAX}.`,
+    );
+  }
+  let httpAuth: WebhookHttpAuth | undefined = current?.inboundHookHttpAuth;
+  if (data.inboundHookUrl !== undefined) {
+    const auth = inboundHookUrl === '' ? null : (data.inboundHookHttpAuth ?? null);
+    if (auth === null) httpAuth = undefined;
+    else {
+      const passwordSealed =
+        auth.passwordSealed ??
+        (current?.inboundHookHttpAuth?.username === auth.username
+          ? current.inboundHookHttpAuth.passwordSealed
+          : undefined);
+      if (passwordSealed === undefined) {
+        throw new DomainError(
+          'InvalidWebhookHttpAuth',
+          'The InboundHookUrl password is required: there is none to keep.',
+        );
+      }
+      httpAuth = validateWebhookHttpAuth({ username: auth.username, passwordSealed });
+    }
+  }
+  const next: ServerSettings = {
+    inboundHash: current?.inboundHash ?? data.inboundHash,
+    inboundHookUrl,
+    inboundDomain,
+    inboundSpamThreshold: threshold,
+    rawEmailEnabled: data.rawEmailEnabled ?? current?.rawEmailEnabled ?? false,
+    inboundHookSigningSecretSealed: current?.inboundHookSigningSecretSealed ?? data.signingSecretSealed,
+    ...(httpAuth && { inboundHookHttpAuth: { ...httpAuth } }),
+  };
+  if (current && sameSettings(current, next)) return [];
+  return [{ type: 'ServerSettingsChanged', data: next, metadata: eventMetadata(command.metadata)() }];
+}
+
+function sameSettings(a: ServerSettings, b: ServerSettings): boolean {
+  return (
+    a.inboundHash === b.inboundHash &&
+    a.inboundHookUrl === b.inboundHookUrl &&
+    a.inboundDomain === b.inboundDomain &&
+    a.inboundSpamThreshold === b.inboundSpamThreshold &&
+    a.rawEmailEnabled === b.rawEmailEnabled &&
+    a.inboundHookSigningSecretSealed === b.inboundHookSigningSecretSealed &&
+    a.inboundHookHttpAuth?.username === b.inboundHookHttpAuth?.username &&
+    a.inboundHookHttpAuth?.passwordSealed === b.inboundHookHttpAuth?.passwordSealed
+  );
+}
+
+function createInboundRule(command: CreateInboundRule, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const { ruleId } = command.data;
+  if (!isInboundRuleId(ruleId)) throw new DomainError('InvalidInboundRuleId', `invalid rule id ${String(ruleId)}`);
+  if (state.inboundRules.has(ruleId)) {
+    throw new DomainError('InboundRuleIdTaken', `an inbound rule with id ${ruleId} exists`, { ruleId });
+  }
+  const rule = normalizeInboundRule(command.data.rule);
+  if ([...state.inboundRules.values()].some((existing) => existing === rule)) {
+    throw new DomainError('InboundRuleAlreadyExists', `A rule for ${rule} already exists.`, { rule });
+  }
+  if (state.inboundRules.size >= MAX_INBOUND_RULES) {
+    throw new DomainError('TooManyInboundRules', `An organization has at most ${MAX_INBOUND_RULES} inbound rules.`);
+  }
+  return [{ type: 'InboundRuleCreated', data: { ruleId, rule }, metadata: eventMetadata(command.metadata)() }];
+}
+
+function deleteInboundRule(command: DeleteInboundRule, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const { ruleId } = command.data;
+  if (!state.inboundRules.has(ruleId)) throw inboundRuleNotFound(ruleId);
+  return [{ type: 'InboundRuleDeleted', data: { ruleId }, metadata: eventMetadata(command.metadata)() }];
+}
+
+export function decideInbound(command: InboundCommand, state: OrganizationState): AccountEvent[] {
+  switch (command.type) {
+    case 'ChangeServerSettings':
+      return changeServerSettings(command, state);
+    case 'CreateInboundRule':
+      return createInboundRule(command, state);
+    case 'DeleteInboundRule':
+      return deleteInboundRule(command, state);
+  }
+}

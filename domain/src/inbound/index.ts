@@ -1,0 +1,2 @@
+/** Inbound mail: the inbound message (recorded, blocked, bypassed) and its decider. */
+export * from './inboundMessage';
