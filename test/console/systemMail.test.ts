@@ -67,8 +67,12 @@ describe('SystemMail.send', () => {
       htmlBody: '<p>Your link</p>',
       tag: 'console-sign-in',
     });
-    const events = await eventsOfMessage(api.deps.store, messageId);
-    expect(events.map((event) => event.type)).toEqual(['MessageAccepted']);
+    // Only the accepted events: the console's browser tests run a sender that delivers the system organization's mail,
+    // so a MessageSent may follow while the files run side by side.
+    const events = (await eventsOfMessage(api.deps.store, messageId)).filter(
+      (event) => event.type === 'MessageAccepted',
+    );
+    expect(events).toHaveLength(1);
     const accepted = events[0]!;
     expect(accepted.metadata.organizationId).toBe(status.organizationId);
     const data = accepted.data as MessageAcceptedData;
@@ -92,7 +96,9 @@ describe('SystemMail.send', () => {
     const first = await mail.send(message, once);
     const again = await mail.send(message, once);
     expect(again.messageId).toBe(first.messageId);
-    const events = await eventsOfMessage(api.deps.store, first.messageId);
+    const events = (await eventsOfMessage(api.deps.store, first.messageId)).filter(
+      (event) => event.type === 'MessageAccepted',
+    );
     expect(events.map((event) => [event.type, event.metadata.eventId, event.metadata.occurredAt])).toEqual([
       ['MessageAccepted', events[0]!.metadata.eventId, once.firstAt],
       ['MessageAccepted', events[0]!.metadata.eventId, once.firstAt],
