@@ -139,8 +139,14 @@ export const api = {
   editTemplate: (idOrAlias: string, fields: TemplateFields) =>
     call<TemplateSummary>('PUT', `/templates/${segment(idOrAlias)}`, fields),
   deleteTemplate: (idOrAlias: string) => call<void>('DELETE', `/templates/${segment(idOrAlias)}`),
-  validateTemplate: (fields: Omit<TemplateFields, 'Name' | 'Alias'> & { TestRenderModel: unknown }) =>
-    call<TemplateValidation>('POST', '/templates/validate', fields),
+  validateTemplate: (fields: {
+    Subject: string | null;
+    HtmlBody: string | null;
+    TextBody: string | null;
+    TemplateType: string;
+    LayoutTemplate: string;
+    TestRenderModel: unknown;
+  }) => call<TemplateValidation>('POST', '/templates/validate', fields),
   sendTestOfTemplate: (idOrAlias: string, from: string, model: unknown) =>
     call<SendAnswer>('POST', `/templates/${segment(idOrAlias)}/test`, { From: from, TemplateModel: model }),
 

@@ -208,6 +208,8 @@ function Editor({
       const answer = template
         ? await api.editTemplate(String(template.TemplateId), sent)
         : await api.createTemplate(sent);
+      // The test model goes with the new template to its own page.
+      if (!template) sessionStorage.setItem(`sendline.templateModel.${answer.TemplateId}`, model);
       onSaved(answer.TemplateId);
     });
     setSaved(ok);
@@ -433,9 +435,10 @@ function Preview({ fields, model, onModel }: { fields: TemplateFields; model: st
     const timer = setTimeout(() => {
       api
         .validateTemplate({
-          Subject: isLayout ? '' : Subject,
-          HtmlBody,
-          TextBody,
+          // An empty part is no part (as a save clears it): a layout has no subject.
+          Subject: isLayout || Subject === '' ? null : Subject,
+          HtmlBody: HtmlBody === '' ? null : HtmlBody,
+          TextBody: TextBody === '' ? null : TextBody,
           TemplateType,
           LayoutTemplate: isLayout ? '' : LayoutTemplate,
           TestRenderModel: parsed.value,
