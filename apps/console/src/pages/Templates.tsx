@@ -238,7 +238,7 @@ function Editor({
       ) : null}
       <div className="editor">
         <form className="card stack" onSubmit={submit} aria-labelledby="template-form-title">
-          <h2 id="template-form-title">{template ? 'Edit' : 'Create'}</h2>
+          <h2 id="template-form-title">{!canWrite ? 'Template' : template ? 'Edit' : 'Create'}</h2>
           <div className="row">
             <TextField
               id="template-name"
@@ -592,7 +592,7 @@ function SendTest({ me, template }: { me: Me; template: Template }) {
   };
 
   return (
-    <form className="card stack" onSubmit={submit} aria-labelledby="send-test-title">
+    <form className="card stack send-test" onSubmit={submit} aria-labelledby="send-test-title">
       <h2 id="send-test-title">Send a test</h2>
       <p className="muted">
         Renders the saved version {template.Version} with the test model above and sends it to your own address,{' '}
