@@ -192,7 +192,7 @@ describe('templates in the console', () => {
     const row = await standard.locator('tbody tr').innerText();
     expect(row).toContain('order-shipped');
     expect(row).toContain('base');
-    expect(row).toMatch(/\b2, /);
+    expect(row).toMatch(/\b2 · /);
     await expect(layouts.locator('tbody tr').innerText()).resolves.toContain('Base layout');
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'templates');

@@ -98,7 +98,7 @@ function TemplateTable({ title, templates }: { title: string; templates: Templat
                     {t.Active ? <span className="badge good">active</span> : <span className="badge">inactive</span>}
                   </td>
                   <td>
-                    {t.Version}, <Time at={t.UpdatedAt} />
+                    {t.Version} <span className="muted">·</span> <Time at={t.UpdatedAt} />
                   </td>
                 </tr>
               ))}
