@@ -112,6 +112,8 @@ describe('what a role may change, refused by the server', () => {
       manageMembers: false,
       readAudit: false,
       issueAllScopesLiveKeys: false,
+      manageTemplates: false,
+      sendTestEmails: false,
     });
   });
 

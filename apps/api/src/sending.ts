@@ -2,11 +2,11 @@ import {
   SendUseCase,
   type AcceptedMessage,
   type IdempotentRequest,
+  type SendingAs,
   type SendRefusal,
   type SendResult as SendUseCaseResult,
 } from '@sendline/application';
 import type { TemplateUsed } from '@sendline/domain';
-import type { StoredApiKey } from '@sendline/infra';
 import { Type, type Static } from 'typebox';
 import { parseAddressListCached } from './addressListCache';
 import type { ApiDependencies } from './context';
@@ -100,13 +100,13 @@ export class PostmarkSendAnswers {
   }
 
   /** Sends one message; the answer is Postmark's send result or error. */
-  async send(key: StoredApiKey, body: unknown, idempotency?: IdempotentRequest): Promise<SendOutcome> {
+  async send(key: SendingAs, body: unknown, idempotency?: IdempotentRequest): Promise<SendOutcome> {
     return answerOf(await this.useCase.send(key, body, idempotency));
   }
 
   /** Sends several messages, each checked on its own (see the use case). */
   async sendMany(
-    key: StoredApiKey,
+    key: SendingAs,
     bodies: unknown[],
     idempotency?: IdempotentRequest,
     templates?: readonly (TemplateUsed | undefined)[],

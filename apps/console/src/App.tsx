@@ -13,6 +13,7 @@ import { NotFoundPage } from './pages/NotFound';
 import { OverviewPage } from './pages/Overview';
 import { SignInPage } from './pages/SignIn';
 import { SuppressionsPage } from './pages/Suppressions';
+import { TemplatePage, TemplatesPage } from './pages/Templates';
 import { navigate, useRoute } from './router';
 
 /** The signed-in member, or why there is none: the sign-in page, or the error in words. */
@@ -105,5 +106,9 @@ function page(path: string, me: Me): ReactNode {
   if (path === '/developers/api-keys') return <ApiKeysPage me={me} />;
   if (path === '/members') return <MembersPage me={me} />;
   if (path === '/audit') return <AuditPage me={me} />;
+  if (path === '/templates') return <TemplatesPage me={me} />;
+  if (path === '/templates/new') return <TemplatePage me={me} idOrAlias={null} />;
+  const template = /^\/templates\/([^/]+)$/.exec(path);
+  if (template) return <TemplatePage me={me} idOrAlias={decodeURIComponent(template[1]!)} />;
   return <NotFoundPage path={path} />;
 }

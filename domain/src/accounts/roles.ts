@@ -4,7 +4,7 @@ import { API_KEY_SCOPES, type Role } from './rules';
 /**
  * What each member role may do in the console: one table, read by the console's endpoints (which refuse) and by
  * `GET /console/api/me`'s `can` (so the pages hide what the server refuses). Reading (overview, activity,
- * suppressions, domains, keys, members) is every member's; the table names the changes and the audit.
+ * suppressions, domains, keys, members, templates) is every member's; the table names the changes and the audit.
  */
 export const CONSOLE_ACTIONS = [
   'manageSuppressions',
@@ -13,6 +13,8 @@ export const CONSOLE_ACTIONS = [
   'manageMembers',
   'readAudit',
   'issueAllScopesLiveKeys',
+  'manageTemplates',
+  'sendTestEmails',
 ] as const;
 export type ConsoleAction = (typeof CONSOLE_ACTIONS)[number];
 
@@ -24,6 +26,9 @@ const ALLOWED: Readonly<Record<ConsoleAction, readonly Role[]>> = {
   readAudit: ['admin'],
   // A live key with every scope can do all the organization's API can: an admin's call.
   issueAllScopesLiveKeys: ['admin'],
+  manageTemplates: ['admin', 'developer'],
+  // A test of a template is a real send (delivered, counted in the allowance), to the member's own address.
+  sendTestEmails: ['admin', 'developer'],
 };
 
 export function roleMay(role: Role, action: ConsoleAction): boolean {

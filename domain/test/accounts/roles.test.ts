@@ -24,7 +24,7 @@ describe('console roles', () => {
     for (const action of CONSOLE_ACTIONS) expect(roleMay('admin', action), action).toBe(true);
   });
 
-  it('lets a developer manage suppressions and keys, and nothing of domains, members or the audit', () => {
+  it('lets a developer manage suppressions, keys and templates, and nothing of domains, members or the audit', () => {
     expect(permissionsOf('developer')).toEqual({
       manageSuppressions: true,
       manageDomains: false,
@@ -32,6 +32,8 @@ describe('console roles', () => {
       manageMembers: false,
       readAudit: false,
       issueAllScopesLiveKeys: false,
+      manageTemplates: true,
+      sendTestEmails: true,
     });
   });
 

@@ -16,6 +16,7 @@ import { membersPage } from './members';
 import { overviewPage } from './overview';
 import { CSRF_HEADER, csrfMatches, SESSION_COOKIE, sessionRoutes } from './session';
 import { suppressionsPage } from './suppressions';
+import { templatesPage } from './templates';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -53,5 +54,6 @@ export function consoleApiRoutes(deps: ApiDependencies, services: ConsoleService
     await api.register(membersPage(services));
     await api.register(overviewPage(deps));
     await api.register(auditPage(deps));
+    await api.register(templatesPage(deps));
   };
 }

@@ -1,4 +1,4 @@
-import type { RenderedTemplate } from '@sendline/application';
+import type { RenderedTemplate, SendingAs } from '@sendline/application';
 import {
   DomainError,
   MAX_BATCH_MESSAGES,
@@ -29,7 +29,7 @@ import { idempotent, IdempotencyHeaders } from './email';
 const Optional = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 const TemplateTypeField = Type.String({ description: "'Standard' (default) or 'Layout'" });
 
-const TemplateRequest = Type.Object(
+export const TemplateRequest = Type.Object(
   {
     Name: Optional(Type.String()),
     Alias: Optional(Type.String({ description: "A letter, then letters, digits, '.', '-', '_'; null or '' for none" })),
@@ -42,7 +42,7 @@ const TemplateRequest = Type.Object(
   { additionalProperties: true },
 );
 
-const TemplateSummary = Type.Object({
+export const TemplateSummary = Type.Object({
   TemplateId: Type.Integer(),
   Name: Type.String(),
   Alias: Type.Union([Type.String(), Type.Null()]),
@@ -51,7 +51,7 @@ const TemplateSummary = Type.Object({
   LayoutTemplate: Type.Union([Type.String(), Type.Null()]),
 });
 
-const Template = Type.Object({
+export const Template = Type.Object({
   ...TemplateSummary.properties,
   Subject: Type.Union([Type.String(), Type.Null()]),
   HtmlBody: Type.Union([Type.String(), Type.Null()]),
@@ -60,7 +60,7 @@ const Template = Type.Object({
   Version: Type.Integer({ description: 'Ours: 1 at creation, one more at each edit' }),
 });
 
-const TemplateVersion = Type.Object({
+export const TemplateVersion = Type.Object({
   ...Template.properties,
   UpdatedAt: Type.String({ description: 'When this version was made (ISO 8601)' }),
 });
@@ -82,13 +82,13 @@ const ValidationError = Type.Object({
   Line: Type.Integer(),
   CharacterPosition: Type.Integer(),
 });
-const ValidationSection = Type.Object({
+export const ValidationSection = Type.Object({
   ContentIsValid: Type.Boolean(),
   ValidationErrors: Type.Array(ValidationError),
   RenderedContent: Type.Union([Type.String(), Type.Null()]),
 });
 
-const ValidateRequest = Type.Object(
+export const ValidateRequest = Type.Object(
   {
     Subject: Optional(Type.String()),
     HtmlBody: Optional(Type.String()),
@@ -119,7 +119,7 @@ const SEND_ERRORS_422 =
   'ErrorCode 1101: no such template; 1109: no TemplateModel; 1122: the template did not render; 1123: Subject, ' +
   'HtmlBody or TextBody given; and every ErrorCode of POST /email';
 
-function summaryOf(t: TemplateState): Static<typeof TemplateSummary> {
+export function summaryOf(t: TemplateState): Static<typeof TemplateSummary> {
   return {
     TemplateId: t.templateId,
     Name: t.name,
@@ -130,7 +130,7 @@ function summaryOf(t: TemplateState): Static<typeof TemplateSummary> {
   };
 }
 
-function answerOf(t: TemplateState): Static<typeof Template> {
+export function answerOf(t: TemplateState): Static<typeof Template> {
   return {
     ...summaryOf(t),
     Subject: t.subject,
@@ -141,7 +141,7 @@ function answerOf(t: TemplateState): Static<typeof Template> {
   };
 }
 
-function inputOf(body: Static<typeof TemplateRequest>): TemplateInput {
+export function inputOf(body: Static<typeof TemplateRequest>): TemplateInput {
   return {
     name: body.Name ?? undefined,
     alias: body.Alias,
@@ -165,6 +165,53 @@ function sectionOf(part: RenderedPart): Static<typeof ValidationSection> {
   };
 }
 
+export const ValidateResponse = Type.Object({
+  AllContentIsValid: Type.Boolean(),
+  Subject: ValidationSection,
+  HtmlBody: ValidationSection,
+  TextBody: ValidationSection,
+  SuggestedTemplateModel: Type.Unknown(),
+});
+
+export const VersionsResponse = Type.Object({ TotalCount: Type.Integer(), Versions: Type.Array(TemplateVersion) });
+
+/** POST /templates/validate's answer for an organization (the console's live preview runs the same). */
+export async function validateTemplate(
+  deps: ApiDependencies,
+  organizationId: string,
+  b: Static<typeof ValidateRequest>,
+): Promise<Static<typeof ValidateResponse>> {
+  const rendering = await deps.templates.validate(organizationId, {
+    subject: b.Subject,
+    htmlBody: b.HtmlBody,
+    textBody: b.TextBody,
+    templateType: b.TemplateType || undefined,
+    layoutTemplate: b.LayoutTemplate,
+    testRenderModel: b.TestRenderModel,
+    inlineCssForHtmlTestRender: b.InlineCssForHtmlTestRender ?? undefined,
+  });
+  return {
+    AllContentIsValid: rendering.allContentIsValid,
+    Subject: sectionOf(rendering.subject),
+    HtmlBody: sectionOf(rendering.htmlBody),
+    TextBody: sectionOf(rendering.textBody),
+    SuggestedTemplateModel: rendering.suggestedTemplateModel,
+  };
+}
+
+/** GET /templates/{idOrAlias}/versions' answer: every version, newest first. */
+export async function templateVersions(
+  deps: ApiDependencies,
+  organizationId: string,
+  idOrAlias: string,
+): Promise<Static<typeof VersionsResponse>> {
+  const versions = await deps.templates.versions(organizationId, idOrAlias);
+  return {
+    TotalCount: versions.length,
+    Versions: versions.map((v) => ({ ...answerOf(v), UpdatedAt: new Date(v.updatedAt).toISOString() })).reverse(),
+  };
+}
+
 function keyActor(key: StoredApiKey): string {
   return `api key ${key.prefix}`;
 }
@@ -184,16 +231,16 @@ function plainBody(body: Record<string, unknown>, rendered: RenderedTemplate): R
   };
 }
 
-export function templateRoutes(deps: ApiDependencies) {
+/**
+ * Sends with templates as `sender` (an API key; the console's "send a test"): renders each message's template and
+ * sends those that rendered through the send use case; one outcome per message, in order (a message that did not
+ * render carries its own ErrorCode).
+ */
+export function templateSends(deps: ApiDependencies) {
   const service = deps.templates;
   const sending = new PostmarkSendAnswers(deps);
-
-  /**
-   * Renders each message's template and sends those that rendered through the send use case; one outcome per
-   * message, in order (a message that did not render carries its own ErrorCode).
-   */
-  async function sendWithTemplates(
-    key: StoredApiKey,
+  return async function sendWithTemplates(
+    key: SendingAs,
     messages: unknown[],
     idempotency: Parameters<PostmarkSendAnswers['sendMany']>[2],
   ): Promise<SendOutcome[]> {
@@ -249,7 +296,12 @@ export function templateRoutes(deps: ApiDependencies) {
       sent.forEach((outcome, i) => (outcomes[positions[i]!] = outcome));
     }
     return outcomes.map((outcome) => outcome!);
-  }
+  };
+}
+
+export function templateRoutes(deps: ApiDependencies) {
+  const service = deps.templates;
+  const sendWithTemplates = templateSends(deps);
 
   return async function (app: Api): Promise<void> {
     app.get(
@@ -313,37 +365,12 @@ export function templateRoutes(deps: ApiDependencies) {
           summary: 'Render Subject, HtmlBody and TextBody against TestRenderModel; errors at their line and character',
           body: ValidateRequest,
           response: {
-            200: Type.Object({
-              AllContentIsValid: Type.Boolean(),
-              Subject: ValidationSection,
-              HtmlBody: ValidationSection,
-              TextBody: ValidationSection,
-              SuggestedTemplateModel: Type.Unknown(),
-            }),
+            200: ValidateResponse,
             ...errorResponses([401, 403, 413, 415, 422, 503], { 422: 'ErrorCode 1101: no such layout' }),
           },
         },
       },
-      async (request) => {
-        const key = requireKey(request);
-        const b = request.body;
-        const rendering = await service.validate(key.organizationId, {
-          subject: b.Subject,
-          htmlBody: b.HtmlBody,
-          textBody: b.TextBody,
-          templateType: b.TemplateType || undefined,
-          layoutTemplate: b.LayoutTemplate,
-          testRenderModel: b.TestRenderModel,
-          inlineCssForHtmlTestRender: b.InlineCssForHtmlTestRender ?? undefined,
-        });
-        return {
-          AllContentIsValid: rendering.allContentIsValid,
-          Subject: sectionOf(rendering.subject),
-          HtmlBody: sectionOf(rendering.htmlBody),
-          TextBody: sectionOf(rendering.textBody),
-          SuggestedTemplateModel: rendering.suggestedTemplateModel,
-        };
-      },
+      async (request) => validateTemplate(deps, requireKey(request).organizationId, request.body),
     );
 
     const IdOrAlias = Type.Object({
@@ -379,18 +406,13 @@ export function templateRoutes(deps: ApiDependencies) {
           summary: 'Ours: every version of a template, newest first',
           params: IdOrAlias,
           response: {
-            200: Type.Object({ TotalCount: Type.Integer(), Versions: Type.Array(TemplateVersion) }),
+            200: VersionsResponse,
             ...errorResponses([401, 403, 422, 503], { 422: 'ErrorCode 1101: no such template' }),
           },
         },
       },
       async (request) => {
-        const key = requireKey(request);
-        const versions = await service.versions(key.organizationId, request.params.idOrAlias);
-        return {
-          TotalCount: versions.length,
-          Versions: versions.map((v) => ({ ...answerOf(v), UpdatedAt: new Date(v.updatedAt).toISOString() })).reverse(),
-        };
+        return templateVersions(deps, requireKey(request).organizationId, request.params.idOrAlias);
       },
     );
 

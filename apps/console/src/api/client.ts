@@ -17,6 +17,12 @@ import type {
   SignInLinkAnswer,
   SuppressionList,
   SuppressionResults,
+  SendAnswer,
+  Template,
+  TemplateFields,
+  TemplateSummary,
+  TemplateValidation,
+  TemplateVersion,
 } from './types';
 
 /** Calls of `/console/api/`: the session cookie rides along, state changes carry the CSRF token of `me`. */
@@ -124,6 +130,25 @@ export const api = {
   inviteMember: (email: string, role: Role) => call<MemberSummary>('POST', '/members', { email, role }),
   changeRole: (email: string, role: Role) => call<MemberSummary>('PUT', `/members/${segment(email)}`, { role }),
   removeMember: (email: string) => call<void>('DELETE', `/members/${segment(email)}`),
+
+  templates: () => call<{ TotalCount: number; Templates: TemplateSummary[] }>('GET', '/templates'),
+  template: (idOrAlias: string) => call<Template>('GET', `/templates/${segment(idOrAlias)}`),
+  templateVersions: (idOrAlias: string) =>
+    call<{ TotalCount: number; Versions: TemplateVersion[] }>('GET', `/templates/${segment(idOrAlias)}/versions`),
+  createTemplate: (fields: TemplateFields) => call<TemplateSummary>('POST', '/templates', fields),
+  editTemplate: (idOrAlias: string, fields: TemplateFields) =>
+    call<TemplateSummary>('PUT', `/templates/${segment(idOrAlias)}`, fields),
+  deleteTemplate: (idOrAlias: string) => call<void>('DELETE', `/templates/${segment(idOrAlias)}`),
+  validateTemplate: (fields: {
+    Subject: string | null;
+    HtmlBody: string | null;
+    TextBody: string | null;
+    TemplateType: string;
+    LayoutTemplate: string;
+    TestRenderModel: unknown;
+  }) => call<TemplateValidation>('POST', '/templates/validate', fields),
+  sendTestOfTemplate: (idOrAlias: string, from: string, model: unknown) =>
+    call<SendAnswer>('POST', `/templates/${segment(idOrAlias)}/test`, { From: from, TemplateModel: model }),
 
   audit: (count: number, offset: number) => call<AuditPage>('GET', `/audit${query({ count, offset })}`),
 };

@@ -41,6 +41,8 @@ export interface Permissions {
   manageMembers: boolean;
   readAudit: boolean;
   issueAllScopesLiveKeys: boolean;
+  manageTemplates: boolean;
+  sendTestEmails: boolean;
 }
 
 export interface Me {
@@ -263,4 +265,78 @@ export interface AuditEntry {
 export interface AuditPage {
   TotalCount: number;
   entries: AuditEntry[];
+}
+
+/** Postmark's template types: a standard template is sent; a layout wraps templates ({{{ @content }}}). */
+export type TemplateType = 'Standard' | 'Layout';
+
+/** A template in the list: the public API's summary, with its current version and when it was made. */
+export interface TemplateSummary {
+  TemplateId: number;
+  Name: string;
+  Alias: string | null;
+  Active: boolean;
+  TemplateType: TemplateType;
+  LayoutTemplate: string | null;
+  Version: number;
+  UpdatedAt: string;
+}
+
+/** A template as `GET /templates/{idOrAlias}` answers it. */
+export interface Template {
+  TemplateId: number;
+  Name: string;
+  Alias: string | null;
+  Active: boolean;
+  TemplateType: TemplateType;
+  LayoutTemplate: string | null;
+  Subject: string | null;
+  HtmlBody: string | null;
+  TextBody: string | null;
+  Version: number;
+}
+
+export interface TemplateVersion extends Template {
+  UpdatedAt: string;
+}
+
+/** What a create or an edit sends (Postmark's fields; '' clears Alias, LayoutTemplate, a body). */
+export interface TemplateFields {
+  Name: string;
+  Alias: string;
+  Subject: string;
+  HtmlBody: string;
+  TextBody: string;
+  TemplateType: TemplateType;
+  LayoutTemplate: string;
+}
+
+export interface TemplateValidationError {
+  Message: string;
+  Line: number;
+  CharacterPosition: number;
+}
+
+export interface TemplateValidationSection {
+  ContentIsValid: boolean;
+  ValidationErrors: TemplateValidationError[];
+  RenderedContent: string | null;
+}
+
+/** `POST /templates/validate`'s answer: each part rendered against the test model, or its errors. */
+export interface TemplateValidation {
+  AllContentIsValid: boolean;
+  Subject: TemplateValidationSection;
+  HtmlBody: TemplateValidationSection;
+  TextBody: TemplateValidationSection;
+  SuggestedTemplateModel: unknown;
+}
+
+/** A send's answer (Postmark's). */
+export interface SendAnswer {
+  To?: string;
+  SubmittedAt?: string;
+  MessageID?: string;
+  ErrorCode: number;
+  Message: string;
 }

@@ -17,6 +17,7 @@ const SECTIONS: Section[] = [
   { to: '/activity', label: 'Activity', prefix: '/activity/' },
   { to: '/suppressions', label: 'Suppressions' },
   { to: '/domains', label: 'Domains' },
+  { to: '/templates', label: 'Templates', prefix: '/templates/' },
   { to: '/developers/api-keys', label: 'Developers › API keys' },
   { to: '/members', label: 'Members' },
   { to: '/audit', label: 'Audit', shown: (me) => me.can.readAudit },
