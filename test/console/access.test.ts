@@ -112,6 +112,7 @@ describe('what a role may change, refused by the server', () => {
       manageMembers: false,
       readAudit: false,
       issueAllScopesLiveKeys: false,
+      manageInbound: false,
     });
   });
 

@@ -13,6 +13,7 @@ export const CONSOLE_ACTIONS = [
   'manageMembers',
   'readAudit',
   'issueAllScopesLiveKeys',
+  'manageInbound',
 ] as const;
 export type ConsoleAction = (typeof CONSOLE_ACTIONS)[number];
 
@@ -24,6 +25,8 @@ const ALLOWED: Readonly<Record<ConsoleAction, readonly Role[]>> = {
   readAudit: ['admin'],
   // A live key with every scope can do all the organization's API can: an admin's call.
   issueAllScopesLiveKeys: ['admin'],
+  // The inbound hook URL and rules, a failed message retried, a blocked one let through (the API's webhooks:manage).
+  manageInbound: ['admin', 'developer'],
 };
 
 export function roleMay(role: Role, action: ConsoleAction): boolean {

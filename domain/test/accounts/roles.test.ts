@@ -32,6 +32,7 @@ describe('console roles', () => {
       manageMembers: false,
       readAudit: false,
       issueAllScopesLiveKeys: false,
+      manageInbound: true,
     });
   });
 
