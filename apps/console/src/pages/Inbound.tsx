@@ -80,7 +80,7 @@ export function InboundPage({ me }: { me: Me }) {
                         <td className="wrap">{message.OriginalRecipient || message.To}</td>
                         <td>{message.MailboxHash}</td>
                         <td>
-                          <span className={`badge status-${message.Status.toLowerCase()}`}>{message.Status}</span>
+                          <InboundStatus status={message.Status} />
                         </td>
                       </tr>
                     ))}
@@ -362,7 +362,7 @@ export function InboundMessagePage({ id, me }: { id: string; me: Me }) {
               <dl className="fields">
                 <dt>Status</dt>
                 <dd>
-                  <span className={`badge status-${message.Status.toLowerCase()}`}>{message.Status}</span>
+                  <InboundStatus status={message.Status} />
                   {message.BlockedReason ? <span className="muted"> — {message.BlockedReason}</span> : null}
                 </dd>
                 <dt>Message ID</dt>
@@ -473,4 +473,16 @@ export function InboundMessagePage({ id, me }: { id: string; me: Me }) {
 function postedJson(message: Record<string, unknown>): Record<string, unknown> {
   const { Status: _status, BlockedReason: _reason, ReceivedAt: _received, ...posted } = message;
   return posted;
+}
+
+function InboundStatus({ status }: { status: string }) {
+  const tone =
+    status === 'Processed'
+      ? 'good'
+      : status === 'Failed' || status === 'Blocked'
+        ? 'bad'
+        : status === 'Scheduled'
+          ? 'warn'
+          : '';
+  return <span className={`badge ${tone}`}>{status}</span>;
 }
