@@ -77,8 +77,10 @@ export function InboundPage({ me }: { me: Me }) {
                           </Link>
                         </td>
                         <td>{message.From}</td>
-                        <td className="wrap">{message.OriginalRecipient || message.To}</td>
-                        <td>{message.MailboxHash}</td>
+                        <td className="clip" title={message.OriginalRecipient || message.To}>
+                          {message.OriginalRecipient || message.To}
+                        </td>
+                        <td className="nowrap">{message.MailboxHash}</td>
                         <td>
                           <InboundStatus status={message.Status} />
                         </td>
@@ -380,31 +382,35 @@ export function InboundMessagePage({ id, me }: { id: string; me: Me }) {
                 <dt>Mailbox hash</dt>
                 <dd>{message.MailboxHash || <span className="muted">none</span>}</dd>
               </dl>
-              {me.can.manageInbound && message.Status === 'Failed' ? (
-                <ConfirmButton
-                  label="Retry"
-                  accessibleLabel="Post this message to the hook URL again"
-                  question="Post this message to the hook URL again, now?"
-                  confirmLabel="Retry"
-                  danger={false}
-                  action={async () => {
-                    setNotice((await api.retryInbound(message.MessageID)).Message);
-                    details.reload();
-                  }}
-                />
-              ) : null}
-              {me.can.manageInbound && message.Status === 'Blocked' ? (
-                <ConfirmButton
-                  label="Bypass"
-                  accessibleLabel="Let this blocked message through"
-                  question="Let this message through the inbound rules and post it now?"
-                  confirmLabel="Bypass"
-                  danger={false}
-                  action={async () => {
-                    setNotice((await api.bypassInbound(message.MessageID)).Message);
-                    details.reload();
-                  }}
-                />
+              {me.can.manageInbound && (message.Status === 'Failed' || message.Status === 'Blocked') ? (
+                <div className="actions start">
+                  {me.can.manageInbound && message.Status === 'Failed' ? (
+                    <ConfirmButton
+                      label="Retry"
+                      accessibleLabel="Post this message to the hook URL again"
+                      question="Post this message to the hook URL again, now?"
+                      confirmLabel="Retry"
+                      danger={false}
+                      action={async () => {
+                        setNotice((await api.retryInbound(message.MessageID)).Message);
+                        details.reload();
+                      }}
+                    />
+                  ) : null}
+                  {me.can.manageInbound && message.Status === 'Blocked' ? (
+                    <ConfirmButton
+                      label="Bypass"
+                      accessibleLabel="Let this blocked message through"
+                      question="Let this message through the inbound rules and post it now?"
+                      confirmLabel="Bypass"
+                      danger={false}
+                      action={async () => {
+                        setNotice((await api.bypassInbound(message.MessageID)).Message);
+                        details.reload();
+                      }}
+                    />
+                  ) : null}
+                </div>
               ) : null}
               {notice ? (
                 <p className="notice success" role="status">
@@ -457,7 +463,9 @@ export function InboundMessagePage({ id, me }: { id: string; me: Me }) {
               )}
             </section>
             <section className="card" aria-labelledby="inbound-json">
-              <h2 id="inbound-json">JSON as posted</h2>
+              <h2 id="inbound-json">
+                {message.Status === 'Blocked' ? 'JSON (not posted: blocked)' : 'JSON as posted'}
+              </h2>
               <pre className="text-body" tabIndex={0} aria-label="The JSON posted to the hook URL">
                 {JSON.stringify(postedJson(message), null, 2)}
               </pre>
