@@ -72,6 +72,7 @@ let context: BrowserContext;
 let page: Page;
 let origin: string;
 let inboundAddress = '';
+let processedId = '';
 /** Subjects the receiver answers 403 (Postmark's "stop retrying"), until the test lets them through. */
 const refused = new Set<string>([subjects.failed]);
 
@@ -304,6 +305,7 @@ describe('the Inbound page', () => {
 
   it("shows a message's JSON as posted and the hook's delivery log", async () => {
     await openMessage(subjects.processed);
+    processedId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);
     const json = JSON.parse((await page.getByLabel('The JSON posted to the hook URL').textContent()) ?? '{}');
     const posted = receiver.calls.find((c) => c.json.Subject === subjects.processed)!.json;
     expect(json).toEqual(posted);
@@ -382,6 +384,49 @@ describe('the Inbound page', () => {
       await openInbound(tab);
       await tab.getByRole('link', { name: subjects.processed }).waitFor();
       await screenshot(tab, 'inbound-viewer');
+      // The server refuses the viewer anyway, in the domain's words.
+      const me = (await (await tab.request.get(`${origin}/console/api/me`)).json()) as { csrfToken: string };
+      const refusedChange = await tab.request.put(`${origin}/console/api/inbound/server`, {
+        headers: { 'X-CSRF-Token': me.csrfToken },
+        data: { InboundHookUrl: 'https://example.com/elsewhere' },
+      });
+      expect(refusedChange.status()).toBe(403);
+      expect(((await refusedChange.json()) as { Message: string }).Message).toBe(
+        'A viewer cannot change the inbound settings; ask an admin of the organization',
+      );
+      const refusedRule = await tab.request.post(`${origin}/console/api/inbound/rules`, {
+        headers: { 'X-CSRF-Token': me.csrfToken },
+        data: { Rule: 'example.org' },
+      });
+      expect(refusedRule.status()).toBe(403);
+      expect((await api.deps.inbound.get(org.organizationId)).inboundHookUrl).toBe(receiver.url);
+    } finally {
+      await tab.context().close();
+    }
+  });
+
+  it("keeps another organization's member out: the message by its id is not found, their list is empty", async () => {
+    const other = await createTestOrganization(api.deps);
+    const stranger = `inbound-stranger-${run}@example.net`;
+    await other.service.addMember(other.organizationId, stranger, 'admin');
+    const tab = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+    try {
+      const token = await new SignInLinks(api.deps.redis, 'sl').issue({
+        organizationId: other.organizationId,
+        email: stranger,
+      });
+      await tab.goto(`${origin}/console/sign-in#token=${token}`);
+      await tab.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+      await tab.goto(`${origin}/console/inbound/${processedId}`);
+      await tab.getByText(`Inbound message ${processedId} was not found.`).waitFor();
+      await screenshot(tab, 'inbound-not-found');
+      await openInbound(tab);
+      await tab.getByText('No inbound message in the last 30 days.').waitFor();
+      const me = (await (await tab.request.get(`${origin}/console/api/me`)).json()) as { csrfToken: string };
+      const retry = await tab.request.put(`${origin}/console/api/inbound/messages/${processedId}/retry`, {
+        headers: { 'X-CSRF-Token': me.csrfToken },
+      });
+      expect(retry.status()).toBe(404);
     } finally {
       await tab.context().close();
     }
