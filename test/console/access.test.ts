@@ -114,6 +114,7 @@ describe('what a role may change, refused by the server', () => {
       issueAllScopesLiveKeys: false,
       manageTemplates: false,
       sendTestEmails: false,
+      manageInbound: false,
     });
   });
 

@@ -7,6 +7,7 @@ import { ActivityPage } from './pages/Activity';
 import { ApiKeysPage } from './pages/ApiKeys';
 import { AuditPage } from './pages/Audit';
 import { DomainsPage } from './pages/Domains';
+import { InboundMessagePage, InboundPage } from './pages/Inbound';
 import { MembersPage } from './pages/Members';
 import { MessagePage } from './pages/Message';
 import { NotFoundPage } from './pages/NotFound';
@@ -110,5 +111,8 @@ function page(path: string, me: Me): ReactNode {
   if (path === '/templates/new') return <TemplatePage me={me} idOrAlias={null} />;
   const template = /^\/templates\/([^/]+)$/.exec(path);
   if (template) return <TemplatePage me={me} idOrAlias={decodeURIComponent(template[1]!)} />;
+  if (path === '/inbound') return <InboundPage me={me} />;
+  const inbound = /^\/inbound\/([^/]+)$/.exec(path);
+  if (inbound) return <InboundMessagePage id={decodeURIComponent(inbound[1]!)} me={me} />;
   return <NotFoundPage path={path} />;
 }

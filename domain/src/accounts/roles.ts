@@ -15,6 +15,7 @@ export const CONSOLE_ACTIONS = [
   'issueAllScopesLiveKeys',
   'manageTemplates',
   'sendTestEmails',
+  'manageInbound',
 ] as const;
 export type ConsoleAction = (typeof CONSOLE_ACTIONS)[number];
 
@@ -29,6 +30,8 @@ const ALLOWED: Readonly<Record<ConsoleAction, readonly Role[]>> = {
   manageTemplates: ['admin', 'developer'],
   // A test of a template is a real send (delivered, counted in the allowance), to the member's own address.
   sendTestEmails: ['admin', 'developer'],
+  // The inbound hook URL and rules, a failed message retried, a blocked one let through (the API's webhooks:manage).
+  manageInbound: ['admin', 'developer'],
 };
 
 export function roleMay(role: Role, action: ConsoleAction): boolean {

@@ -34,6 +34,7 @@ describe('console roles', () => {
       issueAllScopesLiveKeys: false,
       manageTemplates: true,
       sendTestEmails: true,
+      manageInbound: true,
     });
   });
 

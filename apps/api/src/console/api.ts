@@ -11,6 +11,7 @@ import { ApiError } from '../errors';
 import { activityPage } from './activity';
 import { auditPage } from './audit';
 import { domainsPage } from './domains';
+import { inboundPage } from './inbound';
 import { keysPage } from './keys';
 import { membersPage } from './members';
 import { overviewPage } from './overview';
@@ -55,5 +56,6 @@ export function consoleApiRoutes(deps: ApiDependencies, services: ConsoleService
     await api.register(overviewPage(deps));
     await api.register(auditPage(deps));
     await api.register(templatesPage(deps));
+    await api.register(inboundPage(deps));
   };
 }

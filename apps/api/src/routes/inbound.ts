@@ -1,5 +1,5 @@
 import { INBOUND_STATUSES, type InboundMessageSummary, type InboundQuery } from '@sendline/application';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { requireKey } from '../auth';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
@@ -12,7 +12,7 @@ import { Count, DateFilter, dateFilter, either, MAX_COUNT, Offset } from './acti
  * of the message's posting to the InboundHookUrl (Queued, Scheduled, Processed, Failed: the webhooks' delivery log).
  */
 
-const SearchQuery = Type.Object(
+export const SearchQuery = Type.Object(
   {
     count: Type.Optional(Count),
     offset: Type.Optional(Offset),
@@ -68,8 +68,9 @@ const Summary = {
   Status: Type.String({ description: 'Queued, Blocked, Processed, Scheduled or Failed' }),
   MessageStream: Type.String(),
 };
-const ListedMessage = Type.Object({ ...Summary, Attachments: Type.Array(Attachment) });
-const DetailedMessage = Type.Object(
+export const ListedMessage = Type.Object({ ...Summary, Attachments: Type.Array(Attachment) });
+export const SearchResponse = Type.Object({ TotalCount: Type.Integer(), InboundMessages: Type.Array(ListedMessage) });
+export const DetailedMessage = Type.Object(
   {
     ...Summary,
     TextBody: Type.String(),
@@ -129,11 +130,90 @@ function summaryOf(message: InboundMessageSummary, payload: Payload) {
   };
 }
 
-function validId(id: string): string {
+export function validId(id: string): string {
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) {
     throw new ApiError('InboundMessageNotFound', { messageId: id });
   }
   return id.toLowerCase();
+}
+
+/** Postmark's inbound search for an organization (the public route's and the console's). */
+export async function searchInbound(
+  deps: ApiDependencies,
+  organizationId: string,
+  q: Static<typeof SearchQuery>,
+): Promise<Static<typeof SearchResponse>> {
+  const inbound = deps.inboundMessages;
+  const count = q.count === undefined ? 100 : Number(q.count);
+  const offset = q.offset === undefined ? 0 : Number(q.offset);
+  if (count < 1 || count > MAX_COUNT) {
+    throw new ApiError('InvalidEmailRequest', { detail: `count must be between 1 and ${MAX_COUNT}.` });
+  }
+  const query: InboundQuery = { count, offset };
+  if (q.recipient) query.recipient = q.recipient;
+  const fromEmail = either(q.fromemail, q.fromEmail);
+  if (fromEmail) query.fromEmail = fromEmail;
+  if (q.tag) query.tag = q.tag;
+  if (q.subject) query.subject = q.subject;
+  const mailboxHash = either(q.mailboxhash, q.mailboxHash);
+  if (mailboxHash) query.mailboxHash = mailboxHash;
+  if (q.status) {
+    const status = INBOUND_STATUSES.find((s) => s.toLowerCase() === q.status!.toLowerCase());
+    if (!status) {
+      throw new ApiError('InvalidEmailRequest', {
+        detail: `status '${q.status}' is not one of blocked, processed, queued, failed, scheduled.`,
+      });
+    }
+    query.status = status;
+  }
+  const from = dateFilter('fromdate', either(q.fromdate, q.fromDate), false);
+  const to = dateFilter('todate', either(q.todate, q.toDate), true);
+  if (from !== undefined) query.from = from;
+  if (to !== undefined) query.to = to + 1;
+  const { total, messages } = await inbound.search(organizationId, query);
+  return {
+    TotalCount: total,
+    InboundMessages: messages.map((message) => {
+      const payload = payloadOf(message);
+      return {
+        ...summaryOf(message, payload),
+        Attachments: (payload.Attachments ?? []).map((a) => ({
+          Name: String(a.Name ?? ''),
+          ContentType: String(a.ContentType ?? ''),
+          ContentLength: Number(a.ContentLength ?? 0),
+          ContentID: String(a.ContentID ?? ''),
+        })),
+      };
+    }),
+  };
+}
+
+/** One inbound message as posted, with its Status (the public route's and the console's). */
+export async function inboundDetails(
+  deps: ApiDependencies,
+  organizationId: string,
+  id: string,
+): Promise<Static<typeof DetailedMessage>> {
+  const inbound = deps.inboundMessages;
+  const message = await inbound.details(organizationId, validId(id));
+  const payload = payloadOf(message);
+  return {
+    ...payload,
+    ...summaryOf(message, payload),
+    TextBody: typeof payload.TextBody === 'string' ? payload.TextBody : '',
+    HtmlBody: typeof payload.HtmlBody === 'string' ? payload.HtmlBody : '',
+    StrippedTextReply: typeof payload.StrippedTextReply === 'string' ? payload.StrippedTextReply : '',
+    Headers: Array.isArray(payload.Headers) ? (payload.Headers as { Name: string; Value: string }[]) : [],
+    Attachments: (payload.Attachments ?? []) as {
+      Name: string;
+      Content: string;
+      ContentType: string;
+      ContentLength: number;
+      ContentID: string;
+    }[],
+    BlockedReason: message.statusNow === 'Blocked' ? message.blockedReason : '',
+    ReceivedAt: new Date(message.receivedAt).toISOString(),
+  };
 }
 
 export function inboundRoutes(deps: ApiDependencies) {
@@ -148,7 +228,7 @@ export function inboundRoutes(deps: ApiDependencies) {
           summary: 'Search the inbound messages, newest first',
           querystring: SearchQuery,
           response: {
-            200: Type.Object({ TotalCount: Type.Integer(), InboundMessages: Type.Array(ListedMessage) }),
+            200: SearchResponse,
             ...errorResponses([401, 403, 422, 503], {
               422: 'ErrorCode 300: a filter is invalid (count, offset, status, dates)',
             }),
@@ -156,50 +236,7 @@ export function inboundRoutes(deps: ApiDependencies) {
         },
       },
       async (request) => {
-        const key = requireKey(request);
-        const q = request.query;
-        const count = q.count === undefined ? 100 : Number(q.count);
-        const offset = q.offset === undefined ? 0 : Number(q.offset);
-        if (count < 1 || count > MAX_COUNT) {
-          throw new ApiError('InvalidEmailRequest', { detail: `count must be between 1 and ${MAX_COUNT}.` });
-        }
-        const query: InboundQuery = { count, offset };
-        if (q.recipient) query.recipient = q.recipient;
-        const fromEmail = either(q.fromemail, q.fromEmail);
-        if (fromEmail) query.fromEmail = fromEmail;
-        if (q.tag) query.tag = q.tag;
-        if (q.subject) query.subject = q.subject;
-        const mailboxHash = either(q.mailboxhash, q.mailboxHash);
-        if (mailboxHash) query.mailboxHash = mailboxHash;
-        if (q.status) {
-          const status = INBOUND_STATUSES.find((s) => s.toLowerCase() === q.status!.toLowerCase());
-          if (!status) {
-            throw new ApiError('InvalidEmailRequest', {
-              detail: `status '${q.status}' is not one of blocked, processed, queued, failed, scheduled.`,
-            });
-          }
-          query.status = status;
-        }
-        const from = dateFilter('fromdate', either(q.fromdate, q.fromDate), false);
-        const to = dateFilter('todate', either(q.todate, q.toDate), true);
-        if (from !== undefined) query.from = from;
-        if (to !== undefined) query.to = to + 1;
-        const { total, messages } = await inbound.search(key.organizationId, query);
-        return {
-          TotalCount: total,
-          InboundMessages: messages.map((message) => {
-            const payload = payloadOf(message);
-            return {
-              ...summaryOf(message, payload),
-              Attachments: (payload.Attachments ?? []).map((a) => ({
-                Name: String(a.Name ?? ''),
-                ContentType: String(a.ContentType ?? ''),
-                ContentLength: Number(a.ContentLength ?? 0),
-                ContentID: String(a.ContentID ?? ''),
-              })),
-            };
-          }),
-        };
+        return searchInbound(deps, requireKey(request).organizationId, request.query);
       },
     );
 
@@ -215,26 +252,7 @@ export function inboundRoutes(deps: ApiDependencies) {
         },
       },
       async (request) => {
-        const key = requireKey(request);
-        const message = await inbound.details(key.organizationId, validId(request.params.id));
-        const payload = payloadOf(message);
-        return {
-          ...payload,
-          ...summaryOf(message, payload),
-          TextBody: typeof payload.TextBody === 'string' ? payload.TextBody : '',
-          HtmlBody: typeof payload.HtmlBody === 'string' ? payload.HtmlBody : '',
-          StrippedTextReply: typeof payload.StrippedTextReply === 'string' ? payload.StrippedTextReply : '',
-          Headers: Array.isArray(payload.Headers) ? (payload.Headers as { Name: string; Value: string }[]) : [],
-          Attachments: (payload.Attachments ?? []) as {
-            Name: string;
-            Content: string;
-            ContentType: string;
-            ContentLength: number;
-            ContentID: string;
-          }[],
-          BlockedReason: message.statusNow === 'Blocked' ? message.blockedReason : '',
-          ReceivedAt: new Date(message.receivedAt).toISOString(),
-        };
+        return inboundDetails(deps, requireKey(request).organizationId, request.params.id);
       },
     );
 

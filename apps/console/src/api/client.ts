@@ -5,6 +5,11 @@ import type {
   DomainVerification,
   ReturnPathVerification,
   ErrorAnswer,
+  InboundFilters,
+  InboundMessageDetails,
+  InboundMessageList,
+  InboundRule,
+  InboundSettings,
   IssuedApiKey,
   IssueKeyRequest,
   Me,
@@ -151,6 +156,18 @@ export const api = {
     call<SendAnswer>('POST', `/templates/${segment(idOrAlias)}/test`, { From: from, TemplateModel: model }),
 
   audit: (count: number, offset: number) => call<AuditPage>('GET', `/audit${query({ count, offset })}`),
+
+  inboundSettings: () => call<InboundSettings>('GET', '/inbound/server'),
+  changeInboundSettings: (change: { InboundHookUrl?: string | null; RawEmailEnabled?: boolean }) =>
+    call<InboundSettings>('PUT', '/inbound/server', change),
+  inboundMessages: (filters: InboundFilters, count: number, offset: number) =>
+    call<InboundMessageList>('GET', `/inbound/messages${query({ ...filters, count, offset })}`),
+  inboundMessage: (id: string) => call<InboundMessageDetails>('GET', `/inbound/messages/${segment(id)}`),
+  retryInbound: (id: string) => call<{ Message: string }>('PUT', `/inbound/messages/${segment(id)}/retry`),
+  bypassInbound: (id: string) => call<{ Message: string }>('PUT', `/inbound/messages/${segment(id)}/bypass`),
+  inboundRules: () => call<{ TotalCount: number; InboundRules: InboundRule[] }>('GET', '/inbound/rules'),
+  addInboundRule: (rule: string) => call<InboundRule>('POST', '/inbound/rules', { Rule: rule }),
+  removeInboundRule: (id: number) => call<unknown>('DELETE', `/inbound/rules/${id}`),
 };
 
 /** The words to show for any failure. */

@@ -43,6 +43,7 @@ export interface Permissions {
   issueAllScopesLiveKeys: boolean;
   manageTemplates: boolean;
   sendTestEmails: boolean;
+  manageInbound: boolean;
 }
 
 export interface Me {
@@ -339,4 +340,83 @@ export interface SendAnswer {
   MessageID?: string;
   ErrorCode: number;
   Message: string;
+}
+
+/** The Inbound page (issue 35): the organization's inbound address and hook, its inbound messages, its rules. */
+export interface InboundSettings {
+  InboundAddress: string;
+  InboundHookUrl: string;
+  RawEmailEnabled: boolean;
+  InboundDomain: string;
+  InboundSpamThreshold: number;
+  /** Shown only to a role that may change the inbound settings. */
+  InboundHookSigningSecret: string | null;
+}
+
+export const INBOUND_STATUSES = ['Queued', 'Processed', 'Scheduled', 'Failed', 'Blocked'] as const;
+
+export interface InboundFilters {
+  recipient?: string;
+  fromemail?: string;
+  subject?: string;
+  mailboxhash?: string;
+  tag?: string;
+  status?: string;
+  fromdate?: string;
+  todate?: string;
+}
+
+export interface InboundAddressee {
+  Email: string;
+  Name: string;
+  MailboxHash: string;
+}
+
+export interface InboundListedMessage {
+  MessageID: string;
+  From: string;
+  FromName: string;
+  To: string;
+  Cc: string;
+  OriginalRecipient: string;
+  Subject: string;
+  Date: string;
+  MailboxHash: string;
+  Tag: string;
+  Status: string;
+  Attachments: { Name: string; ContentType: string; ContentLength: number }[];
+}
+
+export interface InboundMessageList {
+  TotalCount: number;
+  InboundMessages: InboundListedMessage[];
+}
+
+/** Postmark's inbound JSON as posted, with Status, BlockedReason and ReceivedAt. */
+export type InboundMessageJson = InboundListedMessage & {
+  BlockedReason: string;
+  ReceivedAt: string;
+} & Record<string, unknown>;
+
+export interface InboundDelivery {
+  DeliveryID: string;
+  Attempt: number;
+  Manual: boolean;
+  Status: string;
+  HttpStatus: number | null;
+  LatencyMs: number;
+  Response: string;
+  Error: string | null;
+  AttemptedAt: string;
+  NextAttemptAt: string | null;
+}
+
+export interface InboundMessageDetails {
+  message: InboundMessageJson;
+  deliveries: InboundDelivery[];
+}
+
+export interface InboundRule {
+  ID: number;
+  Rule: string;
 }

@@ -16,6 +16,7 @@ const SECTIONS: Section[] = [
   { to: '/', label: 'Overview' },
   { to: '/activity', label: 'Activity', prefix: '/activity/' },
   { to: '/suppressions', label: 'Suppressions' },
+  { to: '/inbound', label: 'Inbound', prefix: '/inbound/' },
   { to: '/domains', label: 'Domains' },
   { to: '/templates', label: 'Templates', prefix: '/templates/' },
   { to: '/developers/api-keys', label: 'Developers › API keys' },
