@@ -111,6 +111,8 @@ beforeAll(async () => {
       inboundDomain: INBOUND_DOMAIN,
       development: true,
       resolveHost: noHostResolver,
+      mailHost: 'mx.sendline.test',
+      resolveMx: () => Promise.resolve([]),
     }),
     inboundMessages: new InboundMessages({
       reader: new ClickHouseInboundReader(new ActivityQueries(clickhouse, addresses.clickhouseDatabase)),

@@ -8,6 +8,9 @@ import {
   validateWebhookUrl,
   type AccountCommand,
   type AccountEvent,
+  type DnsRecord,
+  inboundDomainRecords,
+  normalizeDomainName,
   type InboundRule,
   type OrganizationState,
   type ServerSettings,
@@ -23,6 +26,7 @@ import {
   type AccountsView,
   type EventAppender,
   type HostResolver,
+  type MxResolver,
 } from '@sendline/infra';
 import { requireOrganization } from '../accounts/service';
 
@@ -43,6 +47,10 @@ export interface InboundSettingsOptions {
   inboundDomain: string;
   development: boolean;
   resolveHost: HostResolver;
+  /** The service's mail host (SENDLINE_MAIL_HOST): the MX an own inbound domain publishes, as return paths do. */
+  mailHost: string;
+  /** MX lookups for the inbound domain's verification (SENDLINE_DNS_SERVERS or the system's resolver). */
+  resolveMx: MxResolver;
   now?: () => number;
   newId?: () => string;
   newRuleId?: () => number;
@@ -57,6 +65,10 @@ export interface ServerSettingsSummary {
   inboundAddress: string;
   inboundHookUrl: string;
   inboundDomain: string;
+  /** Whether the inbound domain's MX was found (mail to it is taken only then). */
+  inboundDomainVerified: boolean;
+  /** The records to publish for the inbound domain (an MX to the mail host); none without one. */
+  inboundDomainRecords: DnsRecord[];
   inboundSpamThreshold: number;
   rawEmailEnabled: boolean;
   inboundHookSigningSecret: string;
@@ -118,6 +130,9 @@ export class InboundSettings {
 
   async update(organizationId: string, input: ServerSettingsInput): Promise<ServerSettingsSummary> {
     const state = await requireOrganization(this.options.view, organizationId);
+    if (typeof input.inboundDomain === 'string' && input.inboundDomain !== '') {
+      await this.requireUnclaimed(organizationId, input.inboundDomain);
+    }
     const hook = input.inboundHookUrl ? this.credentialsApart(input.inboundHookUrl) : undefined;
     if (hook && hook.url !== state.server?.inboundHookUrl) {
       await this.requirePublicDestination(validateWebhookUrl(hook.url, this.options.development));
@@ -129,6 +144,45 @@ export class InboundSettings {
       this.newId(),
       hook && { inboundHookHttpAuth: hook.auth },
     );
+  }
+
+  /**
+   * Looks up the MX records of the organization's inbound domain and records it verified when they all point to the
+   * mail host (ServerSettingsChanged with inboundDomainVerifiedAt). Refused with DomainError
+   * 'InboundDomainVerificationFailed' naming the record to publish ('InboundDomainNotSet' without a domain); a
+   * domain claimed meanwhile by another organization is refused ('InboundDomainTaken').
+   */
+  async verifyDomain(organizationId: string): Promise<ServerSettingsSummary> {
+    const state = await requireOrganization(this.options.view, organizationId);
+    const domain = state.server?.inboundDomain ?? '';
+    if (domain !== '') await this.requireUnclaimed(organizationId, domain);
+    const mxRecords = domain === '' ? [] : await this.options.resolveMx(domain);
+    const events = await this.execute(
+      organizationId,
+      { type: 'VerifyInboundDomain', data: { domain, mxRecords, mailHost: this.options.mailHost } },
+      state,
+      this.newId(),
+    );
+    const changed = events.find((event) => event.type === 'ServerSettingsChanged');
+    return this.summary(state, changed?.data ?? state.server!);
+  }
+
+  /** One inbound domain, one organization: another's (its current settings naming it) is refused. */
+  private async requireUnclaimed(organizationId: string, domain: string): Promise<void> {
+    let name: string;
+    try {
+      name = normalizeDomainName(domain);
+    } catch {
+      return; // the decider refuses it as invalid
+    }
+    const owner = await this.options.view.inboundDomainOwner(name);
+    if (owner && owner.organizationId !== organizationId) {
+      throw new DomainError(
+        'InboundDomainTaken',
+        `The InboundDomain ${name} is already another server's inbound domain.`,
+        { domain: name },
+      );
+    }
   }
 
   /**
@@ -231,6 +285,9 @@ export class InboundSettings {
       inboundAddress: inboundAddress(settings.inboundHash, this.options.inboundDomain),
       inboundHookUrl: shownUrl(settings),
       inboundDomain: settings.inboundDomain,
+      inboundDomainVerified: settings.inboundDomain !== '' && settings.inboundDomainVerifiedAt !== undefined,
+      inboundDomainRecords:
+        settings.inboundDomain === '' ? [] : inboundDomainRecords(settings.inboundDomain, this.options.mailHost),
       inboundSpamThreshold: settings.inboundSpamThreshold,
       rawEmailEnabled: settings.rawEmailEnabled,
       inboundHookSigningSecret: decryptSecret(settings.inboundHookSigningSecretSealed, this.options.secretKey()),

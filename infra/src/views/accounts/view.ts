@@ -54,6 +54,7 @@ function domainFromJson(json: string): DomainState {
  *   <ns>:org:<id> field `server`    the inbound server settings (JSON; the hook's signing secret stays sealed)
  *   <ns>:org:<id>:inboundrules      hash: rule id → the address or domain it blocks
  *   <ns>:inbound                    hash: inbound hash → the organization whose inbound address it is (the MX's lookup)
+ *   <ns>:inbounddomains             hash: an own inbound domain → the organization that last set it (checked against its settings)
  *
  * The audit (`<ns>:org:<id>:audit`) is the audit view's (../audit/), projected from the never-compacted history
  * topic; this view writes it only when applying a command's own events at once (`apply`), so the console shows the
@@ -80,6 +81,9 @@ export class AccountsView {
   }
   get inboundAddressesKey(): string {
     return `${this.namespace}:inbound`;
+  }
+  get inboundDomainsKey(): string {
+    return `${this.namespace}:inbounddomains`;
   }
   get organizationsKey(): string {
     return `${this.namespace}:organizations`;
@@ -190,6 +194,9 @@ export class AccountsView {
       case 'ServerSettingsChanged':
         p.hset(this.organizationKey(org), 'server', JSON.stringify(event.data));
         p.hset(this.inboundAddressesKey, event.data.inboundHash, org);
+        // The last organization to set a domain is its claimant here; an entry left by an organization that has
+        // since changed its domain is passed over by the readers (they check the claimant's current settings).
+        if (event.data.inboundDomain !== '') p.hset(this.inboundDomainsKey, event.data.inboundDomain, org);
         break;
       case 'InboundRuleCreated':
         p.hset(this.entitiesKey(org, 'inboundrules'), String(event.data.ruleId), event.data.rule);
@@ -324,6 +331,25 @@ export class AccountsView {
   /** The organization whose inbound address has this hash (lowercase), or null. */
   async organizationOfInboundHash(inboundHash: string): Promise<string | null> {
     return this.redis.hget(this.inboundAddressesKey, inboundHash.toLowerCase());
+  }
+
+  /**
+   * The organization whose own inbound domain this is (lowercase) and whether it is verified, or null: the index's
+   * claimant, when its current settings still name the domain.
+   */
+  async inboundDomainOwner(domain: string): Promise<{ organizationId: string; verified: boolean } | null> {
+    const name = domain.toLowerCase().replace(/\.$/, '');
+    const organizationId = await this.redis.hget(this.inboundDomainsKey, name);
+    if (!organizationId) return null;
+    const settings = await this.serverSettings(organizationId);
+    if (settings?.inboundDomain !== name) return null;
+    return { organizationId, verified: settings.inboundDomainVerifiedAt !== undefined };
+  }
+
+  /** The organization whose VERIFIED own inbound domain this is, or null (what the MX and the inbound reader take). */
+  async organizationOfInboundDomain(domain: string): Promise<string | null> {
+    const owner = await this.inboundDomainOwner(domain);
+    return owner?.verified ? owner.organizationId : null;
   }
 
   /** The organization's inbound rules, by id. */
