@@ -218,7 +218,28 @@ describe('an own inbound domain, before its MX is published', () => {
     expect((await otherClient.getServer()).InboundDomain).toBe('');
   });
 
+  it("refuses the service's own domains, a return path and another organization's sending domain", async () => {
+    const theirs = await other.addDomain(`${randomUUID().slice(0, 8)}.theirs.example`, { verify: false });
+    const refusals = [
+      [DEFAULT_INBOUND_DOMAIN, "the service's own"],
+      [`x.${MAIL_HOST}`, "the service's own"],
+      [theirs.returnPath!.host, 'return path'],
+      [theirs.name, "another organization's sending domain"],
+      [`reply.${theirs.name}`, "another organization's sending domain"],
+    ] as const;
+    for (const [domain, why] of refusals) {
+      const answer = await put(org.liveKey, '/server', { InboundDomain: domain });
+      expect(answer.status, domain).toBe(422);
+      expect(answer.body).toMatchObject({ ErrorCode: 1603, Message: expect.stringContaining(why) });
+    }
+    // Its own sending domain's subdomain is fine for the other organization itself.
+    const own = await put(other.liveKey, '/server', { InboundDomain: `reply.${theirs.name}` });
+    expect(own.body).toMatchObject({ InboundDomain: `reply.${theirs.name}`, InboundDomainVerified: false });
+    expect((await client.getServer()).InboundDomain).toBe(OWN_DOMAIN);
+  });
+
   it('without a domain, verification is refused with 422', async () => {
+    expect((await put(other.liveKey, '/server', { InboundDomain: '' })).status).toBe(200);
     const answer = await put(other.liveKey, '/server/verifyInboundDomain');
     expect(answer.status).toBe(422);
     expect(answer.body).toMatchObject({ ErrorCode: 1604 });

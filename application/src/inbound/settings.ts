@@ -167,7 +167,12 @@ export class InboundSettings {
     return this.summary(state, changed?.data ?? state.server!);
   }
 
-  /** One inbound domain, one organization: another's (its current settings naming it) is refused. */
+  /**
+   * One inbound domain, one organization: refused when it is another's inbound domain (its current settings naming
+   * it), the service's own (its inbound domain, its mail host, or under them), a return path, or another
+   * organization's sending domain or under one (an MX to the mail host proves no ownership: every return path has
+   * one, and so had the domains of before return paths).
+   */
   private async requireUnclaimed(organizationId: string, domain: string): Promise<void> {
     let name: string;
     try {
@@ -175,13 +180,18 @@ export class InboundSettings {
     } catch {
       return; // the decider refuses it as invalid
     }
+    const taken = (why: string) =>
+      new DomainError('InboundDomainTaken', `The InboundDomain ${name} ${why}.`, { domain: name });
+    const service = [this.options.inboundDomain, this.options.mailHost].map((host) => host.toLowerCase());
+    if (service.some((host) => name === host || name.endsWith(`.${host}`))) throw taken("is the service's own");
     const owner = await this.options.view.inboundDomainOwner(name);
-    if (owner && owner.organizationId !== organizationId) {
-      throw new DomainError(
-        'InboundDomainTaken',
-        `The InboundDomain ${name} is already another server's inbound domain.`,
-        { domain: name },
-      );
+    if (owner && owner.organizationId !== organizationId) throw taken("is already another server's inbound domain");
+    // Its MX points to the mail host too, but mail there is bounces; and another's domain is not ours to take.
+    for (const claim of await this.options.view.sendingDomainsOver(name)) {
+      if (claim.returnPath) throw taken('is the return path of a sending domain');
+      if (claim.organizationId !== organizationId) {
+        throw taken(`is under ${claim.domain}, another organization's sending domain`);
+      }
     }
   }
 

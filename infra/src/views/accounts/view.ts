@@ -334,6 +334,31 @@ export class AccountsView {
   }
 
   /**
+   * The sending domains that have a say over a name (lowercase) an organization wants as its own inbound domain: a
+   * sending domain that is the name or a parent of it, and a return path whose host is the name, of every
+   * organization (one round trip per organization list, as allReturnPathHosts; asked only when a domain is set).
+   */
+  async sendingDomainsOver(name: string): Promise<{ organizationId: string; domain: string; returnPath: boolean }[]> {
+    const ids = await this.organizations();
+    if (ids.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const id of ids) p.hgetall(this.entitiesKey(id, 'domains'));
+    const found: { organizationId: string; domain: string; returnPath: boolean }[] = [];
+    for (const [index, [error, domains]] of ((await p.exec()) ?? []).entries()) {
+      if (error) throw error;
+      for (const [domain, json] of Object.entries(domains as Record<string, string>)) {
+        const lower = domain.toLowerCase();
+        const host = domainFromJson(json).returnPath?.host?.toLowerCase();
+        if (host === name) found.push({ organizationId: ids[index]!, domain: lower, returnPath: true });
+        else if (name === lower || name.endsWith(`.${lower}`)) {
+          found.push({ organizationId: ids[index]!, domain: lower, returnPath: false });
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
    * The organization whose own inbound domain this is (lowercase) and whether it is verified, or null: the index's
    * claimant, when its current settings still name the domain.
    */
