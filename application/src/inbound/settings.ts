@@ -155,7 +155,7 @@ export class InboundSettings {
   async verifyDomain(organizationId: string): Promise<ServerSettingsSummary> {
     const state = await requireOrganization(this.options.view, organizationId);
     const domain = state.server?.inboundDomain ?? '';
-    if (domain !== '') await this.requireUnclaimed(organizationId, domain);
+    if (domain !== '') await this.requireUnclaimed(organizationId, domain, true);
     const mxRecords = domain === '' ? [] : await this.options.resolveMx(domain);
     const events = await this.execute(
       organizationId,
@@ -173,7 +173,7 @@ export class InboundSettings {
    * organization's sending domain or under one (an MX to the mail host proves no ownership: every return path has
    * one, and so had the domains of before return paths).
    */
-  private async requireUnclaimed(organizationId: string, domain: string): Promise<void> {
+  private async requireUnclaimed(organizationId: string, domain: string, verifying = false): Promise<void> {
     let name: string;
     try {
       name = normalizeDomainName(domain);
@@ -185,7 +185,10 @@ export class InboundSettings {
     const service = [this.options.inboundDomain, this.options.mailHost].map((host) => host.toLowerCase());
     if (service.some((host) => name === host || name.endsWith(`.${host}`))) throw taken("is the service's own");
     const owner = await this.options.view.inboundDomainOwner(name);
-    if (owner && owner.organizationId !== organizationId) throw taken("is already another server's inbound domain");
+    // Two that set it at the same instant both passed this check: the first to verify it owns it.
+    if (owner && owner.organizationId !== organizationId && (owner.verified || !verifying)) {
+      throw taken("is already another server's inbound domain");
+    }
     // Its MX points to the mail host too, but mail there is bounces; and another's domain is not ours to take.
     for (const claim of await this.options.view.sendingDomainsOver(name)) {
       if (claim.returnPath) throw taken('is the return path of a sending domain');

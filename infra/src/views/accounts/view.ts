@@ -54,7 +54,7 @@ function domainFromJson(json: string): DomainState {
  *   <ns>:org:<id> field `server`    the inbound server settings (JSON; the hook's signing secret stays sealed)
  *   <ns>:org:<id>:inboundrules      hash: rule id → the address or domain it blocks
  *   <ns>:inbound                    hash: inbound hash → the organization whose inbound address it is (the MX's lookup)
- *   <ns>:inbounddomains             hash: an own inbound domain → the organization that last set it (checked against its settings)
+ *   <ns>:inbounddomain:<domain>     set: the organizations that have set this own inbound domain (checked against their settings)
  *
  * The audit (`<ns>:org:<id>:audit`) is the audit view's (../audit/), projected from the never-compacted history
  * topic; this view writes it only when applying a command's own events at once (`apply`), so the console shows the
@@ -82,8 +82,9 @@ export class AccountsView {
   get inboundAddressesKey(): string {
     return `${this.namespace}:inbound`;
   }
-  get inboundDomainsKey(): string {
-    return `${this.namespace}:inbounddomains`;
+  /** The organizations that have set this own inbound domain (`*`: every such key, for a rebuild). */
+  inboundDomainKey(domain: string): string {
+    return `${this.namespace}:inbounddomain:${domain}`;
   }
   get organizationsKey(): string {
     return `${this.namespace}:organizations`;
@@ -194,9 +195,9 @@ export class AccountsView {
       case 'ServerSettingsChanged':
         p.hset(this.organizationKey(org), 'server', JSON.stringify(event.data));
         p.hset(this.inboundAddressesKey, event.data.inboundHash, org);
-        // The last organization to set a domain is its claimant here; an entry left by an organization that has
-        // since changed its domain is passed over by the readers (they check the claimant's current settings).
-        if (event.data.inboundDomain !== '') p.hset(this.inboundDomainsKey, event.data.inboundDomain, org);
+        // Every organization that ever set a domain; the readers keep those whose current settings name it, so the
+        // answer does not hang on the order of events of different organizations (a replay's).
+        if (event.data.inboundDomain !== '') p.sadd(this.inboundDomainKey(event.data.inboundDomain), org);
         break;
       case 'InboundRuleCreated':
         p.hset(this.entitiesKey(org, 'inboundrules'), String(event.data.ruleId), event.data.rule);
@@ -364,11 +365,17 @@ export class AccountsView {
    */
   async inboundDomainOwner(domain: string): Promise<{ organizationId: string; verified: boolean } | null> {
     const name = domain.toLowerCase().replace(/\.$/, '');
-    const organizationId = await this.redis.hget(this.inboundDomainsKey, name);
-    if (!organizationId) return null;
-    const settings = await this.serverSettings(organizationId);
-    if (settings?.inboundDomain !== name) return null;
-    return { organizationId, verified: settings.inboundDomainVerifiedAt !== undefined };
+    const candidates = await this.redis.smembers(this.inboundDomainKey(name));
+    const owners: { organizationId: string; verifiedAt: number }[] = [];
+    for (const organizationId of candidates.sort()) {
+      const settings = await this.serverSettings(organizationId);
+      if (settings?.inboundDomain === name) {
+        owners.push({ organizationId, verifiedAt: settings.inboundDomainVerifiedAt ?? Number.POSITIVE_INFINITY });
+      }
+    }
+    // Two that set it at the same instant (both passed the check): the first verified owns it.
+    const owner = owners.sort((a, b) => a.verifiedAt - b.verifiedAt)[0];
+    return owner ? { organizationId: owner.organizationId, verified: Number.isFinite(owner.verifiedAt) } : null;
   }
 
   /** The organization whose VERIFIED own inbound domain this is, or null (what the MX and the inbound reader take). */
