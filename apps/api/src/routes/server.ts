@@ -13,7 +13,8 @@ import { Count, Offset } from './activity';
  * the server: the fields with a meaning here are the inbound ones (InboundAddress, InboundHash, InboundHookUrl,
  * InboundDomain, InboundSpamThreshold, RawEmailEnabled) and Name; the others are answered with fixed values and
  * ignored in a PUT (docs/inbound.md lists them). Ours: InboundHookSigningSecret, the secret the inbound hook's
- * calls are signed with (Webhook-Signature, as the webhooks').
+ * calls are signed with (Webhook-Signature, as the webhooks'), InboundDomainVerified and InboundDomainDnsRecords, and
+ * `PUT /server/verifyInboundDomain`, which looks the InboundDomain's MX up (Postmark checks it in its console).
  */
 
 const ServerAnswer = Type.Object({
