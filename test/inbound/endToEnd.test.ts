@@ -111,8 +111,6 @@ beforeAll(async () => {
       inboundDomain: INBOUND_DOMAIN,
       development: true,
       resolveHost: noHostResolver,
-      mailHost: 'mx.sendline.test',
-      resolveMx: () => Promise.resolve([]),
     }),
     inboundMessages: new InboundMessages({
       reader: new ClickHouseInboundReader(new ActivityQueries(clickhouse, addresses.clickhouseDatabase)),

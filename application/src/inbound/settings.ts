@@ -22,6 +22,8 @@ import {
   encryptSecret,
   inboundHashOf,
   inboundHookSigningSecretOf,
+  mailHostFromEnv,
+  mxResolverFromEnv,
   nameBasedId,
   type AccountsView,
   type EventAppender,
@@ -47,10 +49,13 @@ export interface InboundSettingsOptions {
   inboundDomain: string;
   development: boolean;
   resolveHost: HostResolver;
-  /** The service's mail host (SENDLINE_MAIL_HOST): the MX an own inbound domain publishes, as return paths do. */
-  mailHost: string;
-  /** MX lookups for the inbound domain's verification (SENDLINE_DNS_SERVERS or the system's resolver). */
-  resolveMx: MxResolver;
+  /**
+   * The service's mail host: the MX an own inbound domain publishes, as return paths do; default
+   * SENDLINE_MAIL_HOST (or its default).
+   */
+  mailHost?: string;
+  /** MX lookups for the inbound domain's verification; default SENDLINE_DNS_SERVERS or the system's resolver. */
+  resolveMx?: MxResolver;
   now?: () => number;
   newId?: () => string;
   newRuleId?: () => number;
@@ -101,8 +106,11 @@ export class InboundSettings {
   private readonly newId: () => string;
   private readonly newRuleId: () => number;
   private readonly commands: CommandHandler<OrganizationState, AccountCommand, AccountEvent>;
+  private readonly mailHost: string;
+  private resolveMx?: MxResolver;
 
   constructor(private readonly options: InboundSettingsOptions) {
+    this.mailHost = options.mailHost ?? mailHostFromEnv();
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.newRuleId = options.newRuleId ?? (() => randomInt(1, INBOUND_RULE_ID_MAX + 1));
@@ -156,10 +164,11 @@ export class InboundSettings {
     const state = await requireOrganization(this.options.view, organizationId);
     const domain = state.server?.inboundDomain ?? '';
     if (domain !== '') await this.requireUnclaimed(organizationId, domain, true);
-    const mxRecords = domain === '' ? [] : await this.options.resolveMx(domain);
+    this.resolveMx ??= this.options.resolveMx ?? mxResolverFromEnv();
+    const mxRecords = domain === '' ? [] : await this.resolveMx(domain);
     const events = await this.execute(
       organizationId,
-      { type: 'VerifyInboundDomain', data: { domain, mxRecords, mailHost: this.options.mailHost } },
+      { type: 'VerifyInboundDomain', data: { domain, mxRecords, mailHost: this.mailHost } },
       state,
       this.newId(),
     );
@@ -182,7 +191,7 @@ export class InboundSettings {
     }
     const taken = (why: string) =>
       new DomainError('InboundDomainTaken', `The InboundDomain ${name} ${why}.`, { domain: name });
-    const service = [this.options.inboundDomain, this.options.mailHost].map((host) => host.toLowerCase());
+    const service = [this.options.inboundDomain, this.mailHost].map((host) => host.toLowerCase());
     if (service.some((host) => name === host || name.endsWith(`.${host}`))) throw taken("is the service's own");
     const owner = await this.options.view.inboundDomainOwner(name);
     // Two that set it at the same instant both passed this check: the first to verify it owns it.
@@ -300,7 +309,7 @@ export class InboundSettings {
       inboundDomain: settings.inboundDomain,
       inboundDomainVerified: settings.inboundDomain !== '' && settings.inboundDomainVerifiedAt !== undefined,
       inboundDomainRecords:
-        settings.inboundDomain === '' ? [] : inboundDomainRecords(settings.inboundDomain, this.options.mailHost),
+        settings.inboundDomain === '' ? [] : inboundDomainRecords(settings.inboundDomain, this.mailHost),
       inboundSpamThreshold: settings.inboundSpamThreshold,
       rawEmailEnabled: settings.rawEmailEnabled,
       inboundHookSigningSecret: decryptSecret(settings.inboundHookSigningSecretSealed, this.options.secretKey()),
