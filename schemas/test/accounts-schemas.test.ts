@@ -124,6 +124,23 @@ function sampleEvents(): AccountEvent[] {
         allowHttp: false,
       },
     ],
+    [
+      'ChangeServerSettings',
+      {
+        inboundHash: '0123456789abcdef0123456789abcdef',
+        signingSecretSealed: 'v1.aXY.dGFn.aW5ib3VuZA',
+        inboundDomain: 'reply.acme.example',
+        allowHttp: false,
+      },
+    ],
+    [
+      'VerifyInboundDomain',
+      {
+        domain: 'reply.acme.example',
+        mxRecords: [{ exchange: 'mx.sendline.test', priority: 10 }],
+        mailHost: 'mx.sendline.test',
+      },
+    ],
     ['CreateInboundRule', { ruleId: 42, rule: 'Spammer@Bad.Example' }],
     ['CreateInboundRule', { ruleId: 43, rule: 'bad.example' }],
     ['DeleteInboundRule', { ruleId: 42 }],
@@ -152,7 +169,7 @@ function toAvroRecord(event: AccountEvent) {
     event.type === 'DomainAdded'
       ? { returnPath: null, ...event.data }
       : event.type === 'ServerSettingsChanged'
-        ? { inboundHookHttpAuth: null, ...event.data }
+        ? { inboundHookHttpAuth: null, inboundDomainVerifiedAt: null, ...event.data }
         : event.data;
   return { ...event.metadata, data, actor: event.metadata.actor ?? null };
 }

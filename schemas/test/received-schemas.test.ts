@@ -71,6 +71,11 @@ describe('the Avro schema of MailReceived', () => {
     expect(roundTrip(mailReceived({ messageId })).data.messageId).toBe(messageId);
   });
 
+  it('reads the MX’s inbound mark back, and its absence as absent', () => {
+    expect(roundTrip(mailReceived()).data).not.toHaveProperty('inbound');
+    expect(roundTrip(mailReceived({ inbound: true })).data.inbound).toBe(true);
+  });
+
   it('carries an empty message (no byte at all)', () => {
     expect(roundTrip(mailReceived({ raw: new Uint8Array(0) })).data.raw.length).toBe(0);
   });

@@ -178,7 +178,10 @@ export function startTestMx(options: {
   accounts: AccountsView;
   secretKey: Buffer;
   config?: Partial<MxConfig>;
-  /** Take mail for the organizations' inbound addresses (the accounts view's index), as the MX process does. */
+  /**
+   * Take mail for the organizations' inbound addresses and verified own inbound domains (the accounts view's
+   * indexes), as the MX process does.
+   */
   inbound?: boolean;
 }): Promise<MxServer> {
   return MxServer.start({
@@ -187,6 +190,9 @@ export function startTestMx(options: {
     returnPathHosts: new CachedReturnPathHosts({ load: () => options.accounts.allReturnPathHosts(), ttlMs: 1000 }),
     ...(options.inbound && {
       inboundAddresses: { organizationOf: (hash: string) => options.accounts.organizationOfInboundHash(hash) },
+      inboundDomains: {
+        organizationOfDomain: (domain: string) => options.accounts.organizationOfInboundDomain(domain),
+      },
     }),
     tokenKey: returnPathKey(options.secretKey),
     logger: pino({ level: process.env.MX_TEST_LOG ?? 'silent' }),

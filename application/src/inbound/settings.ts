@@ -8,6 +8,9 @@ import {
   validateWebhookUrl,
   type AccountCommand,
   type AccountEvent,
+  type DnsRecord,
+  inboundDomainRecords,
+  normalizeDomainName,
   type InboundRule,
   type OrganizationState,
   type ServerSettings,
@@ -19,10 +22,13 @@ import {
   encryptSecret,
   inboundHashOf,
   inboundHookSigningSecretOf,
+  mailHostFromEnv,
+  mxResolverFromEnv,
   nameBasedId,
   type AccountsView,
   type EventAppender,
   type HostResolver,
+  type MxResolver,
 } from '@sendline/infra';
 import { requireOrganization } from '../accounts/service';
 
@@ -43,6 +49,13 @@ export interface InboundSettingsOptions {
   inboundDomain: string;
   development: boolean;
   resolveHost: HostResolver;
+  /**
+   * The service's mail host: the MX an own inbound domain publishes, as return paths do; default
+   * SENDLINE_MAIL_HOST (or its default).
+   */
+  mailHost?: string;
+  /** MX lookups for the inbound domain's verification; default SENDLINE_DNS_SERVERS or the system's resolver. */
+  resolveMx?: MxResolver;
   now?: () => number;
   newId?: () => string;
   newRuleId?: () => number;
@@ -57,6 +70,10 @@ export interface ServerSettingsSummary {
   inboundAddress: string;
   inboundHookUrl: string;
   inboundDomain: string;
+  /** Whether the inbound domain's MX was found (mail to it is taken only then). */
+  inboundDomainVerified: boolean;
+  /** The records to publish for the inbound domain (an MX to the mail host); none without one. */
+  inboundDomainRecords: DnsRecord[];
   inboundSpamThreshold: number;
   rawEmailEnabled: boolean;
   inboundHookSigningSecret: string;
@@ -89,8 +106,11 @@ export class InboundSettings {
   private readonly newId: () => string;
   private readonly newRuleId: () => number;
   private readonly commands: CommandHandler<OrganizationState, AccountCommand, AccountEvent>;
+  private readonly mailHost: string;
+  private resolveMx?: MxResolver;
 
   constructor(private readonly options: InboundSettingsOptions) {
+    this.mailHost = options.mailHost ?? mailHostFromEnv();
     this.now = options.now ?? Date.now;
     this.newId = options.newId ?? randomUUID;
     this.newRuleId = options.newRuleId ?? (() => randomInt(1, INBOUND_RULE_ID_MAX + 1));
@@ -118,6 +138,9 @@ export class InboundSettings {
 
   async update(organizationId: string, input: ServerSettingsInput): Promise<ServerSettingsSummary> {
     const state = await requireOrganization(this.options.view, organizationId);
+    if (typeof input.inboundDomain === 'string' && input.inboundDomain !== '') {
+      await this.requireUnclaimed(organizationId, input.inboundDomain);
+    }
     const hook = input.inboundHookUrl ? this.credentialsApart(input.inboundHookUrl) : undefined;
     if (hook && hook.url !== state.server?.inboundHookUrl) {
       await this.requirePublicDestination(validateWebhookUrl(hook.url, this.options.development));
@@ -129,6 +152,59 @@ export class InboundSettings {
       this.newId(),
       hook && { inboundHookHttpAuth: hook.auth },
     );
+  }
+
+  /**
+   * Looks up the MX records of the organization's inbound domain and records it verified when they all point to the
+   * mail host (ServerSettingsChanged with inboundDomainVerifiedAt). Refused with DomainError
+   * 'InboundDomainVerificationFailed' naming the record to publish ('InboundDomainNotSet' without a domain); a
+   * domain claimed meanwhile by another organization is refused ('InboundDomainTaken').
+   */
+  async verifyDomain(organizationId: string): Promise<ServerSettingsSummary> {
+    const state = await requireOrganization(this.options.view, organizationId);
+    const domain = state.server?.inboundDomain ?? '';
+    if (domain !== '') await this.requireUnclaimed(organizationId, domain, true);
+    this.resolveMx ??= this.options.resolveMx ?? mxResolverFromEnv();
+    const mxRecords = domain === '' ? [] : await this.resolveMx(domain);
+    const events = await this.execute(
+      organizationId,
+      { type: 'VerifyInboundDomain', data: { domain, mxRecords, mailHost: this.mailHost } },
+      state,
+      this.newId(),
+    );
+    const changed = events.find((event) => event.type === 'ServerSettingsChanged');
+    return this.summary(state, changed?.data ?? state.server!);
+  }
+
+  /**
+   * One inbound domain, one organization: refused when it is another's inbound domain (its current settings naming
+   * it), the service's own (its inbound domain, its mail host, or under them), a return path, or another
+   * organization's sending domain or under one (an MX to the mail host proves no ownership: every return path has
+   * one, and so had the domains of before return paths).
+   */
+  private async requireUnclaimed(organizationId: string, domain: string, verifying = false): Promise<void> {
+    let name: string;
+    try {
+      name = normalizeDomainName(domain);
+    } catch {
+      return; // the decider refuses it as invalid
+    }
+    const taken = (why: string) =>
+      new DomainError('InboundDomainTaken', `The InboundDomain ${name} ${why}.`, { domain: name });
+    const service = [this.options.inboundDomain, this.mailHost].map((host) => host.toLowerCase());
+    if (service.some((host) => name === host || name.endsWith(`.${host}`))) throw taken("is the service's own");
+    const owner = await this.options.view.inboundDomainOwner(name);
+    // Two that set it at the same instant both passed this check: the first to verify it owns it.
+    if (owner && owner.organizationId !== organizationId && (owner.verified || !verifying)) {
+      throw taken("is already another server's inbound domain");
+    }
+    // Its MX points to the mail host too, but mail there is bounces; and another's domain is not ours to take.
+    for (const claim of await this.options.view.sendingDomainsOver(name)) {
+      if (claim.returnPath) throw taken('is the return path of a sending domain');
+      if (claim.organizationId !== organizationId) {
+        throw taken(`is under ${claim.domain}, another organization's sending domain`);
+      }
+    }
   }
 
   /**
@@ -231,6 +307,9 @@ export class InboundSettings {
       inboundAddress: inboundAddress(settings.inboundHash, this.options.inboundDomain),
       inboundHookUrl: shownUrl(settings),
       inboundDomain: settings.inboundDomain,
+      inboundDomainVerified: settings.inboundDomain !== '' && settings.inboundDomainVerifiedAt !== undefined,
+      inboundDomainRecords:
+        settings.inboundDomain === '' ? [] : inboundDomainRecords(settings.inboundDomain, this.mailHost),
       inboundSpamThreshold: settings.inboundSpamThreshold,
       rawEmailEnabled: settings.rawEmailEnabled,
       inboundHookSigningSecret: decryptSecret(settings.inboundHookSigningSecretSealed, this.options.secretKey()),

@@ -115,6 +115,8 @@ export function connectApiDependencies(
       inboundDomain: inboundDomainFromEnv(),
       development: options.development ?? process.env.SENDLINE_DEV === '1',
       resolveHost: options.resolveHost ?? systemHostResolver,
+      mailHost,
+      resolveMx: options.resolveMx ?? ((name) => (mxResolver ??= mxResolverFromEnv())(name)),
       now,
       newId,
     }),

@@ -176,6 +176,10 @@ export const ERROR_CATALOGUE = {
   // Inbound mail: server settings, inbound rules, inbound messages (ours, but 701: Postmark's "message not found").
   InvalidInboundDomain: entry(1601, 422, '{detail}', 'The InboundDomain is invalid.'),
   InvalidInboundSpamThreshold: entry(1602, 422, '{detail}', 'InboundSpamThreshold is invalid.'),
+  InboundDomainTaken: entry(1603, 422, '{detail}', "This InboundDomain is already another server's."),
+  InboundDomainNotSet: entry(1604, 422, '{detail}', 'The server has no InboundDomain to verify.'),
+  InboundDomainVerificationFailed: entry(1605, 422, '{detail}', "The InboundDomain's MX record was not found."),
+  InboundDomainChanged: entry(1606, 422, '{detail}', 'The InboundDomain changed meanwhile: verify it again.'),
   InvalidInboundRule: entry(1610, 422, '{detail}', 'The Rule is not an email address or a domain.'),
   InboundRuleAlreadyExists: entry(1611, 422, '{detail}', 'This rule already exists.'),
   InboundRuleNotFound: entry(1612, 404, 'Inbound rule {ruleId} was not found.', 'This inbound rule was not found.'),

@@ -1,5 +1,5 @@
 import EmailReplyParser from 'email-reply-parser';
-import { inboundRecipientOf } from '@sendline/domain';
+import { domainOfAddress, inboundRecipientOf, mailboxHashOf } from '@sendline/domain';
 import type { InboundAuthentication, InboundMailbox, ParsedInboundMail } from '@sendline/infra';
 
 /**
@@ -60,6 +60,8 @@ export interface PayloadInput {
   /** The envelope recipient it came to (an inbound address). */
   originalRecipient: string;
   inboundDomain: string;
+  /** The organization's own verified inbound domain: any address there has a MailboxHash after its `+`. */
+  ownDomain?: string;
   rawEmailEnabled: boolean;
 }
 
@@ -77,11 +79,18 @@ const BROKEN_OUT = new Set([
 
 const replyParser = new EmailReplyParser();
 
-function recipient(mailbox: InboundMailbox, inboundDomain: string): InboundRecipientJson {
+/** The MailboxHash of an address: at the service's inbound domain after the hash's `+`, at the own domain after `+`. */
+function mailboxHash(address: string, inboundDomain: string, ownDomain: string | undefined): string {
+  const atService = inboundRecipientOf(address, inboundDomain);
+  if (atService) return atService.mailboxHash;
+  return ownDomain && domainOfAddress(address) === ownDomain ? mailboxHashOf(address) : '';
+}
+
+function recipient(mailbox: InboundMailbox, inboundDomain: string, ownDomain?: string): InboundRecipientJson {
   return {
     Email: mailbox.address,
     Name: mailbox.name,
-    MailboxHash: inboundRecipientOf(mailbox.address, inboundDomain)?.mailboxHash ?? '',
+    MailboxHash: mailboxHash(mailbox.address, inboundDomain, ownDomain),
   };
 }
 
@@ -101,7 +110,7 @@ export function strippedReply(text: string): string {
 }
 
 export function inboundPayloadOf(input: PayloadInput): InboundPayload {
-  const { mail, inboundDomain } = input;
+  const { mail, inboundDomain, ownDomain } = input;
   const from: InboundMailbox = mail.from ?? { name: '', address: input.envelopeFrom };
   const headers = [
     ...input.authentication.headers,
@@ -114,17 +123,17 @@ export function inboundPayloadOf(input: PayloadInput): InboundPayload {
     FromName: from.name,
     FromFull: { Email: from.address, Name: from.name, MailboxHash: '' },
     To: listOf(mail.to),
-    ToFull: mail.to.map((m) => recipient(m, inboundDomain)),
+    ToFull: mail.to.map((m) => recipient(m, inboundDomain, ownDomain)),
     Cc: listOf(mail.cc),
-    CcFull: mail.cc.map((m) => recipient(m, inboundDomain)),
+    CcFull: mail.cc.map((m) => recipient(m, inboundDomain, ownDomain)),
     Bcc: listOf(mail.bcc),
-    BccFull: mail.bcc.map((m) => recipient(m, inboundDomain)),
+    BccFull: mail.bcc.map((m) => recipient(m, inboundDomain, ownDomain)),
     OriginalRecipient: input.originalRecipient,
     ReplyTo: mail.replyTo.map((m) => m.address).join(', '),
     Subject: mail.subject,
     MessageID: input.messageId,
     Date: mail.date,
-    MailboxHash: inboundRecipientOf(input.originalRecipient, inboundDomain)?.mailboxHash ?? '',
+    MailboxHash: mailboxHash(input.originalRecipient, inboundDomain, ownDomain),
     TextBody: mail.text,
     HtmlBody: mail.html,
     StrippedTextReply: strippedReply(mail.text),

@@ -2,6 +2,7 @@ import {
   blockingInboundRule,
   INBOUND_HOOK_ID,
   inboundMessageDecider,
+  domainOfAddress,
   inboundRecipientOf,
   isInboundMail,
   webhookCallDecider,
@@ -33,6 +34,8 @@ import { inboundPayloadOf } from './payload';
 /** What the reader reads of the organizations (the accounts view). */
 export interface InboundDirectory {
   organizationOfInboundHash(inboundHash: string): Promise<string | null>;
+  /** The organization whose VERIFIED own inbound domain this is, or null (absent: no own domains are served). */
+  organizationOfInboundDomain?(domain: string): Promise<string | null>;
   serverSettings(organizationId: string): Promise<ServerSettings | null>;
   inboundRules(organizationId: string): Promise<InboundRule[]>;
 }
@@ -115,7 +118,7 @@ export class InboundReader {
     const received = items
       .map((item) => item.event)
       .filter((event): event is MailReceivedEvent => event?.type === 'MailReceived')
-      .filter((event) => isInboundMail(event.data.envelopeTo, this.options.inboundDomain));
+      .filter((event) => isInboundMail(event.data, this.options.inboundDomain));
     if (received.length === 0) return;
     const decided = await Promise.all(received.map((event) => this.decide(event)));
     const messages = decided.flatMap((d) => d.messages);
@@ -134,7 +137,9 @@ export class InboundReader {
     const recipients = new Map<string, string>();
     for (const address of mail.envelopeTo) {
       const recipient = inboundRecipientOf(address, inboundDomain);
-      const organizationId = recipient ? await directory.organizationOfInboundHash(recipient.inboundHash) : null;
+      const organizationId = recipient
+        ? await directory.organizationOfInboundHash(recipient.inboundHash)
+        : ((await directory.organizationOfInboundDomain?.(domainOfAddress(address))) ?? null);
       if (!organizationId) {
         this.totals.unknownRecipient++;
         this.options.log?.('warn', 'inbound mail for an address of no organization', {
@@ -187,6 +192,8 @@ export class InboundReader {
       envelopeFrom: mail.envelopeFrom,
       originalRecipient,
       inboundDomain: this.options.inboundDomain,
+      ...(settings?.inboundDomain &&
+        settings.inboundDomainVerifiedAt !== undefined && { ownDomain: settings.inboundDomain }),
       rawEmailEnabled: settings?.rawEmailEnabled ?? false,
     });
     const rule =

@@ -44,6 +44,7 @@ const mx = await MxServer.start({
     ttlMs: config.domainCacheMs,
   }),
   inboundAddresses: { organizationOf: (inboundHash) => accounts.organizationOfInboundHash(inboundHash) },
+  inboundDomains: { organizationOfDomain: (domain) => accounts.organizationOfInboundDomain(domain) },
   tokenKey: returnPathKey(secretKeyFromEnv()),
   logger,
 });

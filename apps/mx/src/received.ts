@@ -9,6 +9,8 @@ export interface ReceivedEnvelope {
   envelopeTo: string[];
   remoteAddress: string;
   heloName: string;
+  /** Taken for an organization's own inbound domain: marked inbound mail (the readers cannot tell it by domain). */
+  inbound?: boolean;
 }
 
 /**
@@ -36,6 +38,7 @@ export function recordMailReceived(
       receivedAt: now,
       raw,
       ...(reading?.ok ? { messageId: reading.messageId } : {}),
+      ...(envelope.inbound === true ? { inbound: true } : {}),
     },
     metadata: { organizationId: NO_ORGANIZATION, now, eventIds: [ids.eventId] },
   };

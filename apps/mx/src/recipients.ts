@@ -16,6 +16,8 @@ import { RETURN_PATH_PREFIX, type ReturnPathNames } from '@sendline/infra';
  * | `b.…` at a return-path domain              | accepted (the token is not checked here) |
  * | at the inbound domain, an organization's hash | accepted (inbound mail)               |
  * | at the inbound domain, anything else       | 550 5.1.1 no such mailbox                |
+ * | any address at an organization's VERIFIED own inbound domain | accepted (inbound mail) |
+ * | at an own inbound domain not verified (yet) | 550 5.7.1 relaying denied, as any other |
  *
  * The token after `b.` is not checked: a forged or damaged one is still taken and recorded, and the reader of
  * mail.received, which checks every token, reports it to the operator; a refusal here would only tell a forger
@@ -35,6 +37,11 @@ export interface InboundAddresses {
   organizationOf(inboundHash: string): Promise<string | null>;
 }
 
+/** The organization whose VERIFIED own inbound domain this is (lowercase), or null: unknown or unverified. */
+export interface InboundDomains {
+  organizationOfDomain(domain: string): Promise<string | null>;
+}
+
 /** Whether a domain (lowercase) is the return-path host of some organization's sending domain. */
 export interface ReturnPathHosts {
   isReturnPathHost(domain: string): Promise<boolean>;
@@ -44,7 +51,7 @@ export async function recipientVerdict(
   address: string,
   returnPath: Pick<ReturnPathNames, 'domain'>,
   returnPathHosts: ReturnPathHosts,
-  inbound?: { domain: string; addresses: InboundAddresses },
+  inbound?: { domain: string; addresses: InboundAddresses; domains?: InboundDomains },
 ): Promise<RecipientVerdict> {
   const at = address.lastIndexOf('@');
   const local = at < 0 ? address : address.slice(0, at);
@@ -56,6 +63,9 @@ export async function recipientVerdict(
     return { accepted: true, kind: 'inbound' };
   }
   if (!(await isReturnPathDomain(domain, returnPath, returnPathHosts))) {
+    if (inbound?.domains && domain !== '' && local !== '' && (await inbound.domains.organizationOfDomain(domain))) {
+      return { accepted: true, kind: 'inbound' };
+    }
     return { accepted: false, code: 550, message: `5.7.1 <${address}>: relaying denied` };
   }
   const lower = local.toLowerCase();

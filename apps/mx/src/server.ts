@@ -19,7 +19,13 @@ import { CommandHandler, describeCause, type EventAppender } from '@sendline/inf
 import type { MxConfig } from './config';
 import { ConnectionsPerAddress } from './connections';
 import { recordMailReceived } from './received';
-import { recipientVerdict, type InboundAddresses, type RecipientKind, type ReturnPathHosts } from './recipients';
+import {
+  recipientVerdict,
+  type InboundAddresses,
+  type InboundDomains,
+  type RecipientKind,
+  type ReturnPathHosts,
+} from './recipients';
 
 export interface MxServerOptions {
   config: MxConfig;
@@ -28,6 +34,8 @@ export interface MxServerOptions {
   returnPathHosts: ReturnPathHosts;
   /** The organizations' inbound addresses; absent: no inbound mail is taken (every inbound address is refused). */
   inboundAddresses?: InboundAddresses;
+  /** The organizations' verified own inbound domains; absent: none is taken. */
+  inboundDomains?: InboundDomains;
   /** returnPathKey(secret key): reads the first recipient's token for the record's key. */
   tokenKey: Buffer;
   logger: Logger;
@@ -90,6 +98,8 @@ export class MxServer {
   private readonly handler: CommandHandler<ReceivedMailState, ReceivedMailCommand, ReceivedMailEvent>;
   private readonly perAddress: ConnectionsPerAddress;
   private readonly sessionTimers = new Map<string, NodeJS.Timeout>();
+  /** Each session's first accepted recipient of its transaction and its kind (recipients.ts). */
+  private readonly firstRecipients = new Map<string, { address: string; kind: RecipientKind }>();
   /** Sessions whose message is being appended: not closed under it by the session timeout or the shutdown. */
   private readonly appending = new Set<string>();
   private readonly now: () => number;
@@ -222,6 +232,7 @@ export class MxServer {
     this.perAddress.release(session.remoteAddress, session.id);
     clearTimeout(this.sessionTimers.get(session.id));
     this.sessionTimers.delete(session.id);
+    this.firstRecipients.delete(session.id);
   }
 
   private async onRcptTo(
@@ -230,13 +241,17 @@ export class MxServer {
     callback: (error?: Error | null) => void,
   ): Promise<void> {
     let verdict;
-    const { inboundAddresses, config } = this.options;
+    const { inboundAddresses, inboundDomains, config } = this.options;
     try {
       verdict = await recipientVerdict(
         address.address,
         config.returnPath,
         this.options.returnPathHosts,
-        inboundAddresses && { domain: config.inboundDomain, addresses: inboundAddresses },
+        inboundAddresses && {
+          domain: config.inboundDomain,
+          addresses: inboundAddresses,
+          ...(inboundDomains && { domains: inboundDomains }),
+        },
       );
     } catch (error) {
       this.options.logger.error(
@@ -248,9 +263,10 @@ export class MxServer {
     if (verdict.accepted) {
       // One kind per transaction (recipients.ts): the other kind is deferred to a transaction of its own.
       const first = session.envelope.rcptTo[0];
-      if (first && this.kindOf(first.address) !== verdict.kind) {
+      if (first && this.kindOf(session, first.address) !== verdict.kind) {
         return callback(reply(452, '4.5.3 send this recipient in a transaction of its own'));
       }
+      if (!first) this.firstRecipients.set(session.id, { address: address.address, kind: verdict.kind });
       return callback();
     }
     this.stats.refusedRecipients++;
@@ -261,8 +277,13 @@ export class MxServer {
     callback(reply(verdict.code, verdict.message));
   }
 
-  /** The kind of a recipient already accepted: inbound when at the inbound domain, else a return path. */
-  private kindOf(address: string): RecipientKind {
+  /**
+   * The kind of the transaction's first recipient: as found when it was accepted (an own inbound domain is known only
+   * then), else inbound when at the inbound domain, else a return path.
+   */
+  private kindOf(session: SMTPServerSession, address: string): RecipientKind {
+    const known = this.firstRecipients.get(session.id);
+    if (known?.address === address) return known.kind;
     const domain = address
       .slice(address.lastIndexOf('@') + 1)
       .toLowerCase()
@@ -317,6 +338,8 @@ export class MxServer {
         envelopeTo: session.envelope.rcptTo.map((rcpt) => rcpt.address),
         remoteAddress: session.remoteAddress,
         heloName: session.hostNameAppearsAs || '',
+        ...(session.envelope.rcptTo[0] &&
+          this.kindOf(session, session.envelope.rcptTo[0].address) === 'inbound' && { inbound: true }),
       },
       raw,
       { receivedId: this.newId(), eventId: this.newId() },

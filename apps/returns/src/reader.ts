@@ -101,9 +101,7 @@ export class ReturnsReader {
     const received = items
       .map((item) => item.event)
       .filter((event): event is MailReceivedEvent => event.type === 'MailReceived')
-      .filter(
-        (event) => !this.options.inboundDomain || !isInboundMail(event.data.envelopeTo, this.options.inboundDomain),
-      );
+      .filter((event) => !this.options.inboundDomain || !isInboundMail(event.data, this.options.inboundDomain));
     const byToken = received.map((event) => messageOf(this.key, event.data, {}));
     const tokenIds = idsOf(byToken);
     const [reports, states] = await Promise.all([

@@ -453,6 +453,7 @@ export function decideOrganization(command: AccountCommand, state: OrganizationS
     case 'ChangeServerSettings':
     case 'CreateInboundRule':
     case 'DeleteInboundRule':
+    case 'VerifyInboundDomain':
       return decideInbound(command, state);
     default:
       return assertNever(command);

@@ -1,6 +1,7 @@
 import { DomainError } from '../domainError';
 import type { DomainEvent } from '../event';
 import { isValidDomainName, normalizeDomainName } from './rules';
+import { MX_PRIORITY, type DnsRecord, type MxRecord } from './dns';
 import type { WebhookHttpAuth } from './webhooks';
 
 /**
@@ -20,8 +21,13 @@ export interface ServerSettings {
   inboundHash: string;
   /** Where each inbound message is POSTed as Postmark's JSON; '' = nowhere (the message is recorded only). */
   inboundHookUrl: string;
-  /** The organization's own inbound domain ('' = none): stored and shown; mail to it is not routed yet. */
+  /**
+   * The organization's own inbound domain ('' = none). Mail to any address there is the organization's inbound
+   * mail once the domain is verified (its MX found pointing to the service's mail host: VerifyInboundDomain).
+   */
   inboundDomain: string;
+  /** When the inbound domain's MX was found (VerifyInboundDomain); absent: not verified (or no domain). */
+  inboundDomainVerifiedAt?: number;
   /** Postmark's InboundSpamThreshold (0 = off). No spam score is computed yet: stored and shown only. */
   inboundSpamThreshold: number;
   /** Whether RawEmail (the whole message as received) is in the JSON posted. */
@@ -84,6 +90,28 @@ export function inboundRecipientOf(
   return { inboundHash: hash, mailboxHash: plus === -1 ? '' : local.slice(plus + 1) };
 }
 
+/**
+ * The mailbox hash of a recipient at an organization's own inbound domain: what follows the first `+` of its local
+ * part (case kept), '' without one. Any local part delivers there.
+ */
+export function mailboxHashOf(address: string): string {
+  const at = address.lastIndexOf('@');
+  const local = at < 0 ? address : address.slice(0, at);
+  const plus = local.indexOf('+');
+  return plus === -1 ? '' : local.slice(plus + 1);
+}
+
+/** The domain of an address, lowercased, without a trailing dot ('' without one). */
+export function domainOfAddress(address: string): string {
+  const at = address.lastIndexOf('@');
+  return at < 0
+    ? ''
+    : address
+        .slice(at + 1)
+        .toLowerCase()
+        .replace(/\.$/, '');
+}
+
 /** A rule as stored: an address (lowercased) or a domain name (lowercased). Throws 'InvalidInboundRule'. */
 export function normalizeInboundRule(input: unknown): string {
   const invalid = () =>
@@ -133,4 +161,36 @@ export function inboundEventKey(event: InboundEvent): string {
     case 'InboundRuleDeleted':
       return `inboundrule/${organizationId}/${event.data.ruleId}`;
   }
+}
+
+/**
+ * The record an organization publishes for its own inbound domain: `MX <domain> 10 <mail host>` (the service's MX,
+ * the host every return path's MX names). Checked by VerifyInboundDomain.
+ */
+export function inboundDomainRecords(domain: string, mailHost: string): DnsRecord[] {
+  return [
+    {
+      type: 'MX',
+      name: normalizeDomainName(domain),
+      value: normalizeDomainName(mailHost),
+      priority: MX_PRIORITY,
+      purpose: 'mx',
+    },
+  ];
+}
+
+/**
+ * What is wrong with the MX records found at an inbound domain, in words that name the record to publish; none:
+ * verified. Every MX must point to the mail host (another one would take part of the domain's mail).
+ */
+export function inboundDomainProblems(domain: string, mxRecords: readonly MxRecord[], mailHost: string): string[] {
+  const name = normalizeDomainName(domain);
+  const host = normalizeDomainName(mailHost);
+  const publish = `publish MX ${name} ${MX_PRIORITY} ${host}`;
+  const exchanges = mxRecords.map((record) => record.exchange.trim().toLowerCase().replace(/\.$/, ''));
+  const others = [...new Set(exchanges.filter((exchange) => exchange !== host))];
+  if (exchanges.length === 0) return [`no MX record found at ${name}; ${publish}`];
+  if (others.length === exchanges.length) return [`the MX of ${name} is ${others.join(', ')}, not ${host}; ${publish}`];
+  if (others.length > 0) return [`${name} also has MX records for ${others.join(', ')}; keep only ${host}`];
+  return [];
 }

@@ -3,6 +3,7 @@ import { DomainError } from '../domainError';
 import type { Command } from '../event';
 import {
   INBOUND_SPAM_THRESHOLD_MAX,
+  inboundDomainProblems,
   inboundRuleNotFound,
   isInboundHash,
   isInboundRuleId,
@@ -11,6 +12,7 @@ import {
   type ServerSettings,
 } from './inbound';
 import { requireOrganization, type AccountEvent, type OrganizationState } from './organization';
+import type { MxRecord } from './dns';
 import { isValidDomainName, normalizeDomainName } from './rules';
 import { validateWebhookHttpAuth, validateWebhookUrl, type WebhookHttpAuth } from './webhooks';
 
@@ -38,7 +40,16 @@ export type ChangeServerSettings = Command<
 >;
 export type CreateInboundRule = Command<'CreateInboundRule', { ruleId: number; rule: string }>;
 export type DeleteInboundRule = Command<'DeleteInboundRule', { ruleId: number }>;
-export type InboundCommand = ChangeServerSettings | CreateInboundRule | DeleteInboundRule;
+/**
+ * Records the organization's inbound domain as verified when the MX records the caller looked up there (mxRecords)
+ * all point to the service's mail host. Refused with 'InboundDomainVerificationFailed' naming the record to publish,
+ * 'InboundDomainNotSet' without a domain; already verified: no event.
+ */
+export type VerifyInboundDomain = Command<
+  'VerifyInboundDomain',
+  { domain: string; mxRecords: readonly MxRecord[]; mailHost: string }
+>;
+export type InboundCommand = ChangeServerSettings | CreateInboundRule | DeleteInboundRule | VerifyInboundDomain;
 
 function changeServerSettings(command: ChangeServerSettings, state: OrganizationState): AccountEvent[] {
   requireOrganization(command, state);
@@ -96,10 +107,14 @@ function changeServerSettings(command: ChangeServerSettings, state: Organization
       httpAuth = validateWebhookHttpAuth({ username: auth.username, passwordSealed });
     }
   }
+  // A domain kept keeps its verification; a new one starts unverified.
+  const verifiedAt =
+    inboundDomain !== '' && inboundDomain === current?.inboundDomain ? current.inboundDomainVerifiedAt : undefined;
   const next: ServerSettings = {
     inboundHash: current?.inboundHash ?? data.inboundHash,
     inboundHookUrl,
     inboundDomain,
+    ...(verifiedAt !== undefined && { inboundDomainVerifiedAt: verifiedAt }),
     inboundSpamThreshold: threshold,
     rawEmailEnabled: data.rawEmailEnabled ?? current?.rawEmailEnabled ?? false,
     inboundHookSigningSecretSealed: current?.inboundHookSigningSecretSealed ?? data.signingSecretSealed,
@@ -114,6 +129,7 @@ function sameSettings(a: ServerSettings, b: ServerSettings): boolean {
     a.inboundHash === b.inboundHash &&
     a.inboundHookUrl === b.inboundHookUrl &&
     a.inboundDomain === b.inboundDomain &&
+    a.inboundDomainVerifiedAt === b.inboundDomainVerifiedAt &&
     a.inboundSpamThreshold === b.inboundSpamThreshold &&
     a.rawEmailEnabled === b.rawEmailEnabled &&
     a.inboundHookSigningSecretSealed === b.inboundHookSigningSecretSealed &&
@@ -146,6 +162,37 @@ function deleteInboundRule(command: DeleteInboundRule, state: OrganizationState)
   return [{ type: 'InboundRuleDeleted', data: { ruleId }, metadata: eventMetadata(command.metadata)() }];
 }
 
+function verifyInboundDomain(command: VerifyInboundDomain, state: OrganizationState): AccountEvent[] {
+  requireOrganization(command, state);
+  const current = state.server;
+  if (!current || current.inboundDomain === '') {
+    throw new DomainError('InboundDomainNotSet', 'The server has no InboundDomain to verify.');
+  }
+  if (normalizeDomainName(command.data.domain) !== current.inboundDomain) {
+    throw new DomainError(
+      'InboundDomainChanged',
+      `The InboundDomain is ${current.inboundDomain}, not ${command.data.domain}: verify it again.`,
+    );
+  }
+  const problems = inboundDomainProblems(current.inboundDomain, command.data.mxRecords, command.data.mailHost);
+  if (problems.length > 0) {
+    throw new DomainError(
+      'InboundDomainVerificationFailed',
+      `The InboundDomain ${current.inboundDomain} is not verified: ${problems.join('; ')}.`,
+      { domain: current.inboundDomain, problems },
+    );
+  }
+  if (current.inboundDomainVerifiedAt !== undefined) return [];
+  const metadata = eventMetadata(command.metadata)();
+  return [
+    {
+      type: 'ServerSettingsChanged',
+      data: { ...current, inboundDomainVerifiedAt: metadata.occurredAt },
+      metadata,
+    },
+  ];
+}
+
 export function decideInbound(command: InboundCommand, state: OrganizationState): AccountEvent[] {
   switch (command.type) {
     case 'ChangeServerSettings':
@@ -154,5 +201,7 @@ export function decideInbound(command: InboundCommand, state: OrganizationState)
       return createInboundRule(command, state);
     case 'DeleteInboundRule':
       return deleteInboundRule(command, state);
+    case 'VerifyInboundDomain':
+      return verifyInboundDomain(command, state);
   }
 }

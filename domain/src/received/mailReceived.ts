@@ -38,6 +38,11 @@ export interface MailReceivedData {
    * order on one partition. Readers check every recipient's token themselves.
    */
   messageId?: string;
+  /**
+   * true: the MX took it for an organization's own (verified) inbound domain, so it is inbound mail whatever the
+   * domain; absent: told by the first recipient's domain (isInboundMail).
+   */
+  inbound?: boolean;
 }
 
 export type MailReceived = DomainEvent<'MailReceived', MailReceivedData>;
@@ -68,11 +73,16 @@ export function decideReceivedMail(command: ReceivedMailCommand, state: Received
   switch (command.type) {
     case 'RecordMailReceived': {
       if (state.status === 'Received') return [];
-      const { messageId, ...data } = command.data;
+      const { messageId, inbound, ...data } = command.data;
       return [
         {
           type: 'MailReceived',
-          data: { ...data, envelopeTo: [...data.envelopeTo], ...(messageId !== undefined ? { messageId } : {}) },
+          data: {
+            ...data,
+            envelopeTo: [...data.envelopeTo],
+            ...(messageId !== undefined ? { messageId } : {}),
+            ...(inbound === true ? { inbound } : {}),
+          },
           metadata: eventMetadata({ ...command.metadata, organizationId: NO_ORGANIZATION })(),
         },
       ];
@@ -92,11 +102,16 @@ export const receivedMailDecider: ReceivedMailDecider = {
 
 /**
  * Whether a received mail is inbound mail (for an organization's inbound address) rather than mail that came back
- * to a return path: the MX takes one kind per transaction, so its first recipient tells. Each reader of
+ * to a return path: the MX takes one kind per transaction, so its first recipient tells (or the MX's mark, for an
+ * organization's own inbound domain). Each reader of
  * mail.received passes over the other's.
  */
-export function isInboundMail(envelopeTo: readonly string[], inboundDomain: string): boolean {
-  const first = envelopeTo[0];
+export function isInboundMail(
+  mail: { envelopeTo: readonly string[]; inbound?: boolean },
+  inboundDomain: string,
+): boolean {
+  if (mail.inbound === true) return true;
+  const first = mail.envelopeTo[0];
   if (first === undefined) return false;
   return (
     first

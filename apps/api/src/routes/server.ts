@@ -13,7 +13,8 @@ import { Count, Offset } from './activity';
  * the server: the fields with a meaning here are the inbound ones (InboundAddress, InboundHash, InboundHookUrl,
  * InboundDomain, InboundSpamThreshold, RawEmailEnabled) and Name; the others are answered with fixed values and
  * ignored in a PUT (docs/inbound.md lists them). Ours: InboundHookSigningSecret, the secret the inbound hook's
- * calls are signed with (Webhook-Signature, as the webhooks').
+ * calls are signed with (Webhook-Signature, as the webhooks'), InboundDomainVerified and InboundDomainDnsRecords, and
+ * `PUT /server/verifyInboundDomain`, which looks the InboundDomain's MX up (Postmark checks it in its console).
  */
 
 const ServerAnswer = Type.Object({
@@ -34,7 +35,19 @@ const ServerAnswer = Type.Object({
   DeliveryHookUrl: Type.String(),
   ClickHookUrl: Type.String(),
   PostFirstOpenOnly: Type.Boolean(),
-  InboundDomain: Type.String({ description: 'Stored and shown; mail to it is not routed yet' }),
+  InboundDomain: Type.String({
+    description: 'The organization’s own inbound domain: mail to any address there is its inbound mail once verified',
+  }),
+  InboundDomainVerified: Type.Boolean({
+    description:
+      'Ours: the MX of InboundDomain was found (PUT /server/verifyInboundDomain); mail to it is taken only then',
+  }),
+  InboundDomainDnsRecords: Type.Array(
+    Type.Object({ Type: Type.String(), Name: Type.String(), Value: Type.String(), Priority: Type.Integer() }),
+    {
+      description: 'Ours: the record to publish for InboundDomain (MX 10 to the service mail host); empty without one',
+    },
+  ),
   InboundHash: Type.String(),
   InboundSpamThreshold: Type.Integer({ description: 'Stored and shown; no spam score is computed yet' }),
   TrackOpens: Type.Boolean(),
@@ -89,6 +102,13 @@ function toAnswer(settings: ServerSettingsSummary): Static<typeof ServerAnswer> 
     ClickHookUrl: '',
     PostFirstOpenOnly: false,
     InboundDomain: settings.inboundDomain,
+    InboundDomainVerified: settings.inboundDomainVerified,
+    InboundDomainDnsRecords: settings.inboundDomainRecords.map((record) => ({
+      Type: record.type,
+      Name: record.name,
+      Value: record.value,
+      Priority: record.priority ?? 0,
+    })),
     InboundHash: settings.inboundHash,
     InboundSpamThreshold: settings.inboundSpamThreshold,
     TrackOpens: false,
@@ -117,7 +137,8 @@ function ruleId(id: string): number {
 
 const ERRORS_422 =
   'ErrorCode 403: the body does not fit the schema; 402: malformed JSON; 1403: an invalid InboundHookUrl; ' +
-  '1402: the InboundHookUrl leads to a non-public address; 1601: an invalid InboundDomain; 1602: an invalid InboundSpamThreshold';
+  '1402: the InboundHookUrl leads to a non-public address; 1601: an invalid InboundDomain; 1602: an invalid InboundSpamThreshold; ' +
+  "1603: the InboundDomain is another organization's";
 
 export function serverRoutes(deps: ApiDependencies) {
   const service = deps.inbound;
@@ -161,6 +182,29 @@ export function serverRoutes(deps: ApiDependencies) {
           ...(body.RawEmailEnabled !== undefined && { rawEmailEnabled: body.RawEmailEnabled }),
         });
         return toAnswer(settings);
+      },
+    );
+
+    app.put(
+      '/server/verifyInboundDomain',
+      {
+        config: { scope: 'webhooks:manage' },
+        schema: {
+          tags: ['inbound'],
+          summary: 'Look up the InboundDomain’s MX and record it verified when it points to the service mail host',
+          response: {
+            200: ServerAnswer,
+            ...errorResponses([401, 403, 422, 503], {
+              422:
+                'ErrorCode 1604: no InboundDomain; 1605: its MX was not found pointing to the mail host (the message ' +
+                "names the record to publish); 1603: the domain is another organization's",
+            }),
+          },
+        },
+      },
+      async (request) => {
+        const key = requireKey(request);
+        return toAnswer(await service.as(keyActor(key)).verifyDomain(key.organizationId));
       },
     );
 

@@ -95,3 +95,27 @@ describe("Postmark's inbound JSON of a mail", () => {
     expect(Buffer.byteLength(JSON.stringify(payload))).toBeLessThan(MAX_PAYLOAD_BYTES);
   });
 });
+
+describe('mail to an organization’s own inbound domain', () => {
+  it('gives every address there its MailboxHash after +, and no other domain’s', async () => {
+    const own = 'reply.acme.example';
+    const raw =
+      `From: a@sender.example\r\nTo: "Orders" <orders+4711@Reply.Acme.Example>, x+y@elsewhere.example\r\n` +
+      `Cc: help+Urgent@${own}\r\nSubject: where\r\n\r\nparcel?\r\n`;
+    const bytes = Buffer.from(raw, 'utf8');
+    const payload = inboundPayloadOf({
+      messageId: '00000000-0000-5000-8000-000000000000',
+      mail: await parseInboundMail(bytes),
+      authentication: AUTH,
+      raw: bytes,
+      envelopeFrom: 'a@sender.example',
+      originalRecipient: `orders+4711@${own}`,
+      inboundDomain: DOMAIN,
+      ownDomain: own,
+      rawEmailEnabled: false,
+    });
+    expect(payload).toMatchObject({ OriginalRecipient: `orders+4711@${own}`, MailboxHash: '4711' });
+    expect(payload.ToFull.map((r) => r.MailboxHash)).toEqual(['4711', '']);
+    expect(payload.CcFull).toEqual([{ Email: `help+Urgent@${own}`, Name: '', MailboxHash: 'Urgent' }]);
+  });
+});

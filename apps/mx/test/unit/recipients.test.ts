@@ -97,3 +97,32 @@ describe('the recipient policy: return paths only, never a relay', () => {
     await expect(verdict(`${token}@bounces.shop.example`, failing)).rejects.toThrow('Redis is away');
   });
 });
+
+describe('at an organization’s own inbound domain', () => {
+  const inbound = {
+    domain: 'inbound.sendline.dev',
+    addresses: { organizationOf: async () => null },
+    // reply.acme.example is verified; reply.new.example is claimed but not verified (the view answers null).
+    domains: { organizationOfDomain: async (domain: string) => (domain === 'reply.acme.example' ? 'org-1' : null) },
+  };
+  const own = (address: string) => recipientVerdict(address, returnPath, domains('bounces.shop.example'), inbound);
+
+  it('takes any local part of a verified domain, as inbound mail', async () => {
+    expect(await own('orders+4711@Reply.Acme.Example')).toEqual({ accepted: true, kind: 'inbound' });
+    expect(await own('postmaster@reply.acme.example')).toEqual({ accepted: true, kind: 'inbound' });
+  });
+
+  it('refuses an unverified or unknown domain, and a subdomain, as relaying', async () => {
+    for (const address of ['a@reply.new.example', 'a@sub.reply.acme.example', 'a@elsewhere.example']) {
+      expect(await own(address)).toMatchObject({
+        accepted: false,
+        code: 550,
+        message: expect.stringMatching(/^5\.7\.1 /),
+      });
+    }
+  });
+
+  it('leaves return paths as they are', async () => {
+    expect(await own(`${token}@bounces.shop.example`)).toEqual({ accepted: true, kind: 'returnPath' });
+  });
+});

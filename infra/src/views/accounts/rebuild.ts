@@ -9,7 +9,7 @@ import { AccountsView } from './view';
 
 /**
  * The accounts view rebuilt into a fresh namespace, for a replay. Its keys: `<ns>:apikey:*`, `<ns>:org:*`,
- * `<ns>:inbound` and `<ns>:organizations`, but not `<ns>:org:<id>:audit` (the audit view's, rebuilt from the history topic:
+ * `<ns>:inbound`, `<ns>:inbounddomain:*` and `<ns>:organizations`, but not `<ns>:org:<id>:audit` (the audit view's, rebuilt from the history topic:
  * this replay neither renames nor deletes it).
  */
 export function rebuildAccounts(redis: Redis, namespace: string, id: string): RebuildableView {
@@ -23,6 +23,7 @@ export function rebuildAccounts(redis: Redis, namespace: string, id: string): Re
         view(ns).organizationKey('*'),
         view(ns).organizationsKey,
         view(ns).inboundAddressesKey,
+        view(ns).inboundDomainKey('*'),
       ],
       owns: (ns, key) => !new AuditView(redis, ns).isAuditKey(key),
       organizations: async (ns) => {

@@ -54,6 +54,7 @@ function domainFromJson(json: string): DomainState {
  *   <ns>:org:<id> field `server`    the inbound server settings (JSON; the hook's signing secret stays sealed)
  *   <ns>:org:<id>:inboundrules      hash: rule id → the address or domain it blocks
  *   <ns>:inbound                    hash: inbound hash → the organization whose inbound address it is (the MX's lookup)
+ *   <ns>:inbounddomain:<domain>     set: the organizations that have set this own inbound domain (checked against their settings)
  *
  * The audit (`<ns>:org:<id>:audit`) is the audit view's (../audit/), projected from the never-compacted history
  * topic; this view writes it only when applying a command's own events at once (`apply`), so the console shows the
@@ -80,6 +81,10 @@ export class AccountsView {
   }
   get inboundAddressesKey(): string {
     return `${this.namespace}:inbound`;
+  }
+  /** The organizations that have set this own inbound domain (`*`: every such key, for a rebuild). */
+  inboundDomainKey(domain: string): string {
+    return `${this.namespace}:inbounddomain:${domain}`;
   }
   get organizationsKey(): string {
     return `${this.namespace}:organizations`;
@@ -190,6 +195,9 @@ export class AccountsView {
       case 'ServerSettingsChanged':
         p.hset(this.organizationKey(org), 'server', JSON.stringify(event.data));
         p.hset(this.inboundAddressesKey, event.data.inboundHash, org);
+        // Every organization that ever set a domain; the readers keep those whose current settings name it, so the
+        // answer does not hang on the order of events of different organizations (a replay's).
+        if (event.data.inboundDomain !== '') p.sadd(this.inboundDomainKey(event.data.inboundDomain), org);
         break;
       case 'InboundRuleCreated':
         p.hset(this.entitiesKey(org, 'inboundrules'), String(event.data.ruleId), event.data.rule);
@@ -324,6 +332,56 @@ export class AccountsView {
   /** The organization whose inbound address has this hash (lowercase), or null. */
   async organizationOfInboundHash(inboundHash: string): Promise<string | null> {
     return this.redis.hget(this.inboundAddressesKey, inboundHash.toLowerCase());
+  }
+
+  /**
+   * The sending domains that have a say over a name (lowercase) an organization wants as its own inbound domain: a
+   * sending domain that is the name or a parent of it, and a return path whose host is the name, of every
+   * organization (one round trip per organization list, as allReturnPathHosts; asked only when a domain is set).
+   */
+  async sendingDomainsOver(name: string): Promise<{ organizationId: string; domain: string; returnPath: boolean }[]> {
+    const ids = await this.organizations();
+    if (ids.length === 0) return [];
+    const p = this.redis.pipeline();
+    for (const id of ids) p.hgetall(this.entitiesKey(id, 'domains'));
+    const found: { organizationId: string; domain: string; returnPath: boolean }[] = [];
+    for (const [index, [error, domains]] of ((await p.exec()) ?? []).entries()) {
+      if (error) throw error;
+      for (const [domain, json] of Object.entries(domains as Record<string, string>)) {
+        const lower = domain.toLowerCase();
+        const host = domainFromJson(json).returnPath?.host?.toLowerCase();
+        if (host === name) found.push({ organizationId: ids[index]!, domain: lower, returnPath: true });
+        else if (name === lower || name.endsWith(`.${lower}`)) {
+          found.push({ organizationId: ids[index]!, domain: lower, returnPath: false });
+        }
+      }
+    }
+    return found;
+  }
+
+  /**
+   * The organization whose own inbound domain this is (lowercase) and whether it is verified, or null: the index's
+   * claimant, when its current settings still name the domain.
+   */
+  async inboundDomainOwner(domain: string): Promise<{ organizationId: string; verified: boolean } | null> {
+    const name = domain.toLowerCase().replace(/\.$/, '');
+    const candidates = await this.redis.smembers(this.inboundDomainKey(name));
+    const owners: { organizationId: string; verifiedAt: number }[] = [];
+    for (const organizationId of candidates.sort()) {
+      const settings = await this.serverSettings(organizationId);
+      if (settings?.inboundDomain === name) {
+        owners.push({ organizationId, verifiedAt: settings.inboundDomainVerifiedAt ?? Number.POSITIVE_INFINITY });
+      }
+    }
+    // Two that set it at the same instant (both passed the check): the first verified owns it.
+    const owner = owners.sort((a, b) => a.verifiedAt - b.verifiedAt)[0];
+    return owner ? { organizationId: owner.organizationId, verified: Number.isFinite(owner.verifiedAt) } : null;
+  }
+
+  /** The organization whose VERIFIED own inbound domain this is, or null (what the MX and the inbound reader take). */
+  async organizationOfInboundDomain(domain: string): Promise<string | null> {
+    const owner = await this.inboundDomainOwner(domain);
+    return owner?.verified ? owner.organizationId : null;
   }
 
   /** The organization's inbound rules, by id. */
