@@ -5,13 +5,17 @@
  * test mail server; the webhooks process calls anymail's PostmarkTrackingWebhookView with the webhook's HttpAuth, and
  * anymail's tracking signal tells what anymail made of each call.
  *
- * Not here yet: `template_id` sends and `merge_data` (anymail sends those to Postmark's template routes, issue 36), and
- * anymail's inbound view (issue 35).
+ * Templates: a template made through the API, sent by anymail's `template_id` (`/email/withTemplate`) and with
+ * `merge_data` (`/email/batchWithTemplates`). Inbound: mail sent over SMTP to the organization's inbound address goes
+ * through our MX and the inbound reader, and the webhooks process posts its JSON to the InboundHookUrl, anymail's
+ * PostmarkInboundWebhookView (HTTP Basic credentials in the URL, as anymail's docs tell Postmark users to write it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { ManualSuppressions } from '@sendline/application';
+import nodemailer from 'nodemailer';
+import { InboundSettings, ManualSuppressions } from '@sendline/application';
+import { InboundReader } from '@sendline/inbound';
 import {
   decideMessage,
   suppressionDecider,
@@ -20,19 +24,31 @@ import {
   type ReturnedOutcome,
 } from '@sendline/domain';
 import {
+  DEFAULT_INBOUND_DOMAIN,
   encryptSecret,
+  MemoryZone,
   secretKeyFromEnv,
+  startDnsServer,
   type EventStore,
+  type RunningDnsServer,
   type ReceivedMessage,
   type StoredEvent,
   type TestMailServer,
 } from '@sendline/infra';
+import type { MxServer } from '@sendline/mx';
 import type { Sender } from '@sendline/sender';
 import { Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
 import PostalMime from 'postal-mime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestMx } from '../mx/support';
 import { startMailServer, startTestSender, testSenderConfig } from '../sender/support';
-import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import {
+  createTestOrganization,
+  noHostResolver,
+  startTestApi,
+  type TestApi,
+  type TestOrganization,
+} from '../support/api';
 import { call } from '../support/http';
 import { deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import { deleteTopicsUnder } from '../webhooks/support';
@@ -55,6 +71,8 @@ interface SendResults {
   plain: Status;
   multi: Status & { cid: string };
   batch: Status;
+  templated: Status;
+  merged: Status;
   bounces: Record<string, Status>;
   foreignFrom: Failure;
   wrongKey: Failure;
@@ -77,6 +95,28 @@ interface AnymailEvent {
   mtaResponse: string | null;
 }
 
+interface AnymailInbound {
+  espName: string;
+  eventType: string;
+  eventId: string | null;
+  from: string | null;
+  fromAddress: string | null;
+  to: string[];
+  envelopeRecipient: string | null;
+  subject: string | null;
+  text: string | null;
+  html: string | null;
+  strippedText: string | null;
+  rawEmail: boolean;
+  attachments: AnymailPart[];
+  inlines: AnymailPart[];
+}
+interface AnymailPart {
+  name: string | null;
+  contentType: string;
+  content: string;
+}
+
 const UUID = /^[0-9a-f-]{36}$/;
 const secretKey = secretKeyFromEnv();
 const id = randomUUID().slice(0, 8);
@@ -92,6 +132,8 @@ const addresses = {
   blocked: at('policy'),
   softBounce: at('mailboxfull'),
   gone: at('gone'),
+  templateTo: at('tina'),
+  templateBatch: [at('tb1'), at('tb2')],
 };
 const tag = `anymail-${id}`;
 const auth = { username: 'anymail', password: randomBytes(12).toString('hex') };
@@ -105,6 +147,10 @@ let webhooks: Webhooks;
 let django: ChildProcess;
 let djangoUrl: string;
 let sent: SendResults;
+let mx: MxServer;
+let dns: RunningDnsServer;
+let inbound: Awaited<ReturnType<typeof InboundReader.start>>;
+let template: { TemplateId: number; Alias: string };
 
 /** Starts the Django server and resolves with its address (its first line of output). */
 async function startDjango(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
@@ -190,12 +236,26 @@ async function comesBack(messageId: string, recipient: string, outcome: Returned
 
 beforeAll(async () => {
   store = await freshEventStore('test-anymail');
-  api = await startTestApi({ store });
+  api = await startTestApi((deps) => ({
+    store,
+    // Development mode for the inbound hook only: the Django server is plain http on loopback.
+    inbound: new InboundSettings({
+      store,
+      view: deps.accounts,
+      secretKey: () => secretKey,
+      inboundDomain: DEFAULT_INBOUND_DOMAIN,
+      development: true,
+      resolveHost: noHostResolver,
+    }),
+  }));
   org = await createTestOrganization(api.deps, { domain: `anymail-${id}.example.com` });
   mail = await startMailServer(api.deps.accounts, [org]);
   const origin = api.baseUrl.replace(/\/v1$/, '');
-  // The sender, the Django server and the webhooks process start side by side: each waits for its own consumers.
-  [sender, { child: django, url: djangoUrl }, webhooks] = await Promise.all([
+  // An empty zone: the inbound reader's SPF/DKIM lookups are answered at once (none published).
+  dns = await startDnsServer({ zone: new MemoryZone([]) });
+  // The sender, the Django server, the webhooks process, the MX and the inbound reader start side by side: each
+  // waits for its own consumers.
+  [sender, { child: django, url: djangoUrl }, webhooks, mx, inbound] = await Promise.all([
     startTestSender(api.deps, [org.organizationId], testSenderConfig({ host: mail.host, port: mail.port }), secretKey),
     startDjango({
       COMPAT_KEY: org.liveKey,
@@ -219,6 +279,15 @@ beforeAll(async () => {
       accept: (organizationId) => organizationId === org.organizationId,
       directoryCacheMs: 0,
       log: () => undefined,
+    }),
+    startTestMx({ store, accounts: api.deps.accounts, secretKey, inbound: true }),
+    InboundReader.start({
+      store,
+      directory: api.deps.accounts,
+      inboundDomain: DEFAULT_INBOUND_DOMAIN,
+      mta: 'mx.sendline.test',
+      dns: { servers: [dns.address], timeoutMs: 1000 },
+      groupId: uniqueName('test-anymail-inbound'),
     }),
   ]);
   // The webhook as a customer sets it: anymail's tracking URL, HTTP Basic credentials in HttpAuth, every trigger.
@@ -245,6 +314,20 @@ beforeAll(async () => {
     'Customer',
   );
 
+  // A template made through the API, as a customer makes it before sending with it from Django.
+  const created = await call(api.baseUrl, 'POST', '/templates', {
+    key: org.liveKey,
+    body: {
+      Name: 'Order receipt',
+      Alias: `receipt-${id}`,
+      Subject: 'Order {{order.number}} for {{name}}',
+      HtmlBody: '<p>Hello {{name}}, your order {{order.number}} is on its way.</p>',
+      TextBody: 'Hello {{name}}, your order {{order.number}} is on its way.',
+    },
+  });
+  expect(created.status).toBe(200);
+  template = created.body as { TemplateId: number; Alias: string };
+
   const answer = await fetch(`${djangoUrl}/send`, {
     method: 'POST',
     body: JSON.stringify({
@@ -258,6 +341,10 @@ beforeAll(async () => {
       bounces: [addresses.hardBounce, addresses.blocked, addresses.softBounce],
       foreignFrom: `someone@not-ours-${id}.example.org`,
       gone: addresses.gone,
+      templateTo: addresses.templateTo,
+      templateBatch: addresses.templateBatch,
+      templateId: template.TemplateId,
+      templateAlias: template.Alias,
       tag,
     }),
   });
@@ -267,6 +354,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   django?.kill('SIGTERM');
+  await inbound?.consumer.stop();
+  await mx?.stop();
+  await dns?.close();
   await webhooks?.stop();
   await sender?.stop();
   await mail?.stop();
@@ -334,6 +424,29 @@ describe("anymail's Postmark backend", () => {
     // Each message carries its own merged metadata, as its Delivery webhook shows.
     const [delivery] = await eventsFor(addresses.batch[1]!, 'Delivery');
     expect(delivery!.metadata).toEqual({ campaign: 'december', position: '2' });
+  });
+
+  it('sends template_id with merge_global_data through /email/withTemplate: the template rendered, our MessageID', async () => {
+    const messageId = sent.templated.messageId as string;
+    expect(messageId).toMatch(UUID);
+    expect(sent.templated.recipients[addresses.templateTo]).toEqual({ status: 'sent', messageId });
+    const parsed = await PostalMime.parse((await deliveredTo(addresses.templateTo)).raw!);
+    expect(parsed.subject).toBe('Order 42 for Ann');
+    expect(parsed.text?.trim()).toBe('Hello Ann, your order 42 is on its way.');
+    expect(parsed.html).toContain('<p>Hello Ann, your order 42 is on its way.</p>');
+  });
+
+  it('sends merge_data with a template alias as one /email/batchWithTemplates, each recipient rendered with its own data', async () => {
+    const [first, second] = addresses.templateBatch.map((address) => sent.merged.recipients[address]!);
+    expect(first).toEqual({ status: 'sent', messageId: expect.stringMatching(UUID) });
+    expect(second).toEqual({ status: 'sent', messageId: expect.stringMatching(UUID) });
+    expect(first!.messageId).not.toBe(second!.messageId);
+    expect(sent.merged.messageId).toEqual([first!.messageId, second!.messageId].sort());
+    for (const [index, address] of addresses.templateBatch.entries()) {
+      const parsed = await PostalMime.parse((await deliveredTo(address)).raw!);
+      expect(parsed.subject).toBe(`Order 7 for Reader ${index + 1}`);
+      expect(parsed.text?.trim()).toBe(`Hello Reader ${index + 1}, your order 7 is on its way.`);
+    }
   });
 
   it("raises anymail's own errors with the service's ErrorCode", () => {
@@ -444,5 +557,93 @@ describe("our webhooks read by anymail's PostmarkTrackingWebhookView", () => {
     expect(deleted.body.Suppressions[0].Status).toBe('Deleted');
     const changes = await eventsFor(addresses.gone, 'SubscriptionChange', undefined, 2);
     expect(changes[1]).toMatchObject({ eventType: 'subscribed', rejectReason: null });
+  });
+});
+
+/** Sends mail over SMTP to our MX (as a remote server would) and waits for anymail's inbound message with its subject. */
+async function receivedByAnymail(to: string, subject: string, attachment: Buffer): Promise<AnymailInbound> {
+  const [host, port] = mx.address.split(':');
+  const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });
+  try {
+    await transport.sendMail({
+      from: 'Ann Customer <ann@customer.example>',
+      to,
+      subject,
+      text: 'Yes, please ship it.',
+      html: '<p>Yes, please <b>ship</b> it.</p>',
+      attachments: [{ filename: 'photo.bin', content: attachment, contentType: 'application/octet-stream' }],
+    });
+  } finally {
+    transport.close();
+  }
+  return eventually(
+    async () => {
+      const answer = await fetch(`${djangoUrl}/inbound`);
+      const { messages } = (await answer.json()) as { messages: AnymailInbound[] };
+      return messages.find((m) => m.subject === subject);
+    },
+    60_000,
+    `anymail's inbound message '${subject}'`,
+  );
+}
+
+describe("our inbound JSON read by anymail's PostmarkInboundWebhookView", () => {
+  const attachment = Buffer.from(Array.from({ length: 600 }, (_, i) => (i * 7) % 256));
+  const photo = { name: 'photo.bin', contentType: 'application/octet-stream', content: attachment.toString('base64') };
+  let recipient: string;
+
+  beforeAll(async () => {
+    // The hook URL as anymail's docs tell Postmark users to write it: the WEBHOOK_SECRET's credentials in it.
+    const server = await call(api.baseUrl, 'PUT', '/server', {
+      key: org.liveKey,
+      body: {
+        InboundHookUrl:
+          djangoUrl.replace('://', `://${auth.username}:${auth.password}@`) + '/anymail/postmark/inbound/',
+        RawEmailEnabled: false,
+      },
+    });
+    expect(server.status).toBe(200);
+    recipient = (server.body.InboundAddress as string).replace('@', '+ticket-7@');
+  });
+
+  it('mail to the inbound address is an AnymailInboundMessage: from, subject, text, HTML, the attachment, envelope recipient', async () => {
+    const subject = `Re: your order ${id}`;
+    const message = await receivedByAnymail(recipient, subject, attachment);
+    expect(message).toMatchObject({
+      espName: 'Postmark',
+      eventType: 'inbound',
+      eventId: expect.stringMatching(UUID),
+      rawEmail: false,
+      from: 'Ann Customer <ann@customer.example>',
+      fromAddress: 'ann@customer.example',
+      to: [recipient],
+      envelopeRecipient: recipient,
+      subject,
+      strippedText: 'Yes, please ship it.',
+    });
+    expect(message.text?.trim()).toBe('Yes, please ship it.');
+    expect(message.html).toContain('<p>Yes, please <b>ship</b> it.</p>');
+    // Postmark's documented JSON gives an attachment without a Content-ID "ContentID": "", as ours does; anymail makes
+    // every attachment with that key an inline part when it builds the message from the JSON.
+    expect(message.attachments).toEqual([]);
+    expect(message.inlines).toEqual([photo]);
+  });
+
+  it('with RawEmailEnabled anymail reads the message itself: the attachment is among its attachments', async () => {
+    const changed = await call(api.baseUrl, 'PUT', '/server', { key: org.liveKey, body: { RawEmailEnabled: true } });
+    expect(changed.body.RawEmailEnabled).toBe(true);
+    const subject = `Re: your order ${id}, raw`;
+    const message = await receivedByAnymail(recipient, subject, attachment);
+    expect(message).toMatchObject({
+      rawEmail: true,
+      fromAddress: 'ann@customer.example',
+      to: [recipient],
+      envelopeRecipient: recipient,
+      subject,
+    });
+    expect(message.text?.trim()).toBe('Yes, please ship it.');
+    expect(message.html).toContain('<p>Yes, please <b>ship</b> it.</p>');
+    expect(message.attachments).toEqual([photo]);
+    expect(message.inlines).toEqual([]);
   });
 });

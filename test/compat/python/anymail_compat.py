@@ -5,7 +5,9 @@ Postmark backend, ANYMAIL's POSTMARK_API_URL the service's root address, POSTMAR
 WEBHOOK_SECRET the "user:password" the webhook's HttpAuth carries. One process serves the whole test, on 127.0.0.1:
 
   POST /anymail/postmark/tracking/   anymail's own PostmarkTrackingWebhookView (from anymail.urls), the webhook's URL
+  POST /anymail/postmark/inbound/    anymail's own PostmarkInboundWebhookView, the organization's InboundHookUrl
   GET  /events                       what anymail's tracking signal received, one object per event, as JSON
+  GET  /inbound                      what anymail's inbound signal received: each AnymailInboundMessage, as JSON
   POST /send                         sends through anymail's backend as a Django app does (the scenarios below, the
                                      addresses given as JSON in the body) and answers what each send gave
 
@@ -16,7 +18,7 @@ import json
 import os
 import sys
 import threading
-from base64 import b64decode
+from base64 import b64decode, b64encode
 from importlib.metadata import version
 from socketserver import ThreadingMixIn
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -45,7 +47,7 @@ django.setup()
 
 from anymail.exceptions import AnymailError  # noqa: E402
 from anymail.message import attach_inline_image  # noqa: E402
-from anymail.signals import tracking  # noqa: E402
+from anymail.signals import inbound, tracking  # noqa: E402
 from django.core.mail import EmailMessage, EmailMultiAlternatives, get_connection  # noqa: E402
 from django.http import HttpResponse, JsonResponse  # noqa: E402
 from django.urls import include, path  # noqa: E402
@@ -88,6 +90,44 @@ def on_tracking(sender, event, esp_name, **kwargs):
 
 
 tracking.connect(on_tracking)
+
+inbound_received = []
+
+
+def part_of(part):
+    return {
+        "name": part.get_filename(),
+        "contentType": part.get_content_type(),
+        "content": b64encode(part.get_content_bytes()).decode("ascii"),
+    }
+
+
+def on_inbound(sender, event, esp_name, **kwargs):
+    message = event.message
+    with lock:
+        inbound_received.append(
+            {
+                "espName": esp_name,
+                "eventType": event.event_type,
+                "eventId": event.event_id,
+                "from": str(message.from_email) if message.from_email else None,
+                "fromAddress": message.from_email.addr_spec if message.from_email else None,
+                "to": [address.addr_spec for address in message.to],
+                "envelopeRecipient": message.envelope_recipient,
+                "subject": message.get("Subject"),
+                "text": message.text,
+                "html": message.html,
+                "strippedText": message.stripped_text,
+                "rawEmail": "RawEmail" in event.esp_event,
+                "attachments": [part_of(attachment) for attachment in message.attachments],
+                # Without RawEmail anymail makes each of Postmark's Attachments inline when it has a ContentID key,
+                # and Postmark's (and our) JSON gives an attachment without one "ContentID": "".
+                "inlines": [part_of(inline) for inline in message.inlines],
+            }
+        )
+
+
+inbound.connect(on_inbound)
 
 
 def status_of(message):
@@ -181,6 +221,23 @@ def send_all(given):
         message.send()
         results["bounces"][address] = status_of(message)
 
+    # template_id (a number: TemplateId) with merge_global_data: one /email/withTemplate; the template gives the
+    # subject and bodies. With merge_data (an alias: TemplateAlias), one /email/batchWithTemplates, one message per To.
+    templated = EmailMessage(from_email=sender, to=[given["templateTo"]])
+    templated.template_id = given["templateId"]
+    templated.merge_global_data = {"name": "Ann", "order": {"number": 42}}
+    templated.tags = [given["tag"]]
+    templated.send()
+    results["templated"] = status_of(templated)
+
+    merged = EmailMessage(from_email=sender, to=given["templateBatch"])
+    merged.template_id = given["templateAlias"]
+    merged.merge_global_data = {"order": {"number": 7}}
+    merged.merge_data = {address: {"name": f"Reader {index + 1}"} for index, address in enumerate(given["templateBatch"])}
+    merged.tags = [given["tag"]]
+    merged.send()
+    results["merged"] = status_of(merged)
+
     # Refusals: anymail's own errors, with the service's ErrorCode in the response they keep.
     results["foreignFrom"] = attempt(
         lambda: EmailMessage(subject="x", body="x", from_email=given["foreignFrom"], to=[given["to"]]).send()
@@ -217,6 +274,11 @@ def events_view(request):
         return JsonResponse({"events": list(received)})
 
 
+def inbound_view(request):
+    with lock:
+        return JsonResponse({"messages": list(inbound_received)})
+
+
 def health_view(request):
     return HttpResponse("ok")
 
@@ -224,6 +286,7 @@ def health_view(request):
 urlpatterns = [
     path("anymail/", include("anymail.urls")),
     path("events", events_view),
+    path("inbound", inbound_view),
     path("send", send_view),
     path("health", health_view),
 ]
