@@ -114,6 +114,7 @@ def on_inbound(sender, event, esp_name, **kwargs):
                 "fromAddress": message.from_email.addr_spec if message.from_email else None,
                 "to": [address.addr_spec for address in message.to],
                 "envelopeRecipient": message.envelope_recipient,
+                "envelopeSender": message.envelope_sender,
                 "subject": message.get("Subject"),
                 "text": message.text,
                 "html": message.html,
