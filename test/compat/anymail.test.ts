@@ -628,9 +628,8 @@ describe("our inbound JSON read by anymail's PostmarkInboundWebhookView", () => 
     // every attachment with that key an inline part when it builds the message from the JSON.
     expect(message.attachments).toEqual([]);
     expect(message.inlines).toEqual([photo]);
-    // anymail reads the envelope sender only from a first header named Return-Path (Postmark's); ours start with the
-    // Authentication-Results of our checks (docs/api.md, "Frameworks' mail backends").
-    expect(message.envelopeSender).toBeNull();
+    // anymail reads the envelope sender from a first header named Return-Path, as Postmark's payloads and ours begin.
+    expect(message.envelopeSender).toBe('ann@customer.example');
   });
 
   it('with RawEmailEnabled anymail reads the message itself: the attachment is among its attachments', async () => {

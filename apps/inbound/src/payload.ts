@@ -9,7 +9,10 @@ import type { InboundAuthentication, InboundMailbox, ParsedInboundMail } from '@
  * Where Postmark's documentation is silent we chose (docs/inbound.md):
  * - MessageID is our inbound message's id; the message's own Message-ID is among Headers.
  * - Headers are every header but those broken out (From, To, Cc, Bcc, Reply-To, Subject, Date) and the top-level
- *   Content-Type / Content-Transfer-Encoding, after the Authentication-Results (and Received-SPF) of our checks.
+ *   Content-Type / Content-Transfer-Encoding, after a Return-Path with the envelope sender (what a receiving server
+ *   adds at final delivery, RFC 5321 4.4, and the first header of Postmark's payloads, where django-anymail reads
+ *   the envelope sender; one the message carried is dropped) and the Authentication-Results (and Received-SPF) of
+ *   our checks.
  * - Tag is the message's X-PM-Tag header, as Postmark sets it on outbound mail.
  * - No spam score is computed (no X-Spam-* headers are made up).
  * - Attachments are kept while the JSON stays under MAX_PAYLOAD_BYTES; one that does not fit is listed with an empty
@@ -113,8 +116,11 @@ export function inboundPayloadOf(input: PayloadInput): InboundPayload {
   const { mail, inboundDomain, ownDomain } = input;
   const from: InboundMailbox = mail.from ?? { name: '', address: input.envelopeFrom };
   const headers = [
+    { name: 'Return-Path', value: `<${input.envelopeFrom}>` },
     ...input.authentication.headers,
-    ...mail.headers.filter((header) => !BROKEN_OUT.has(header.name.toLowerCase())),
+    ...mail.headers.filter(
+      (header) => !BROKEN_OUT.has(header.name.toLowerCase()) && header.name.toLowerCase() !== 'return-path',
+    ),
   ].map((header) => ({ Name: header.name, Value: header.value }));
   if (mail.unparsed !== undefined) headers.push({ Name: 'X-Sendline-Unparsed', Value: mail.unparsed });
   const tag = mail.headers.find((header) => header.name.toLowerCase() === 'x-pm-tag')?.value ?? '';
