@@ -27,8 +27,10 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/chaos/**'],
-          testTimeout: 60_000,
-          hookTimeout: 120_000,
+          // Hang guards, not speed limits: each wait in a test has its own bound, and a test of several (a projector
+          // started, stopped and started again) took 39 s beside one other file and over 60 s beside three.
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           // Files run in parallel (npm test: two at a time): each has its own topics, groups and organizations.
           // They share their worker's modules (no file changes a module's state or the environment): loading the
           // workspaces again for each file was some 90 s of the suite's CPU.
