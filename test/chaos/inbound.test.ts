@@ -126,6 +126,12 @@ class Loader {
   answered = 0;
   inFlight = 0;
   readonly handedOver = new Set<string>();
+  /**
+   * Subjects sent again after an attempt without an answer (the MX killed mid-transaction): the killed MX may have
+   * appended the first copy before it could answer 250, so the client's second transaction is a second message, as
+   * with any SMTP server; what this test holds to one posting is a message answered 250.
+   */
+  readonly resent = new Set<string>();
 
   constructor(private readonly subjects: readonly string[]) {}
 
@@ -147,6 +153,7 @@ class Loader {
         return;
       }
       if (code >= 500 || Date.now() > giveUpAt) return;
+      this.resent.add(subject);
       await sleep(200 + Math.random() * 300);
     }
   }
@@ -311,12 +318,16 @@ describe('the MX and the inbound reader killed under a stream of inbound mail', 
       posted: posted().size,
       lost: missing().length,
       postedAsTwoCalls: [...callsOf.values()].filter((entry) => entry.ids.size > 1).length,
+      // Two copies of a message whose first transaction was cut by the kill before its 250: the client sent it again.
+      postedAsTwoCallsAfterAResend: [...callsOf].filter(
+        ([subject, entry]) => entry.ids.size > 1 && loader.resent.has(subject),
+      ).length,
       sameCallPostedAgain: [...callsOf.values()].reduce((n, entry) => n + entry.posts - entry.ids.size, 0),
       seconds: Math.round((Date.now() - started) / 1000),
     };
     console.log('chaos inbound:', JSON.stringify(summary));
     expect(summary.answered250).toBe(COUNT);
     expect(summary.lost).toBe(0);
-    expect(summary.postedAsTwoCalls).toBe(0);
+    expect(summary.postedAsTwoCalls - summary.postedAsTwoCallsAfterAResend).toBe(0);
   });
 });
