@@ -18,6 +18,7 @@ import {
   type Redis,
   type StoredEvent,
   type ViewFingerprints,
+  type ViewPositions,
 } from '@sendline/infra';
 
 /** Where a replay says how it went (pino's `info` fits). */
@@ -120,7 +121,17 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
   const id = randomUUID().replace(/-/g, '').slice(0, 12);
   // The view's copy to rebuild, next to the live view the options name (its registry entry knows how).
   const target: RebuildableView = viewOf(view).rebuild(options, id);
+  // A Redis view keeps its position with its data: what it holds is known from it, whatever the group committed.
+  const livePositions = viewOf(view).livePositions?.(options);
   const log = options.logger;
+  const liveProjection: LiveProjection = {
+    store,
+    groupId: liveGroup,
+    topics,
+    positions: livePositions,
+    logger: log,
+    view,
+  };
 
   await target.prepare();
   let swapped = false;
@@ -148,7 +159,7 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
     let caughtUp = 0;
     let comparison: ReturnType<typeof compare> | undefined;
     for (let round = 0; round < 3; round++) {
-      const live = await waitForLive(store, liveGroup, topics, position, options.waitForLiveMs ?? 30_000);
+      const live = await waitForLive(liveProjection, position, options.waitForLiveMs ?? 30_000);
       if (live) {
         const ranges = remaining(position, live);
         if (ranges.size > 0) {
@@ -160,7 +171,7 @@ export async function replayView(view: ReplayableView, options: ReplayOptions): 
       comparison = compare(await target.fingerprints(), options.maxDifferences ?? 50);
       if (comparison.equal || !live) break;
       // Differences may be events the live projection wrote but had not committed yet: look again if it moved.
-      const later = await committedOffsets(store, liveGroup, topics);
+      const later = await liveOffsets(liveProjection);
       if (!later || remaining(live, later).size === 0) break;
     }
     if (!comparison) throw new Error('unreachable: no comparison');
@@ -234,21 +245,62 @@ function summaryOutcome(report: ReplayReport, options: ReplayOptions, built: str
   );
 }
 
-/** Waits (up to `timeoutMs`) until the live group has committed at least `position`; its offsets, or null without a live group. */
-async function waitForLive(
-  store: EventStore,
-  groupId: string,
-  topics: string[],
-  position: Offsets,
-  timeoutMs: number,
-): Promise<Offsets | null> {
+interface LiveProjection {
+  store: EventStore;
+  groupId: string;
+  topics: string[];
+  /** A Redis view's own positions: the events it holds, committed by its group or not yet. */
+  positions?: ViewPositions | undefined;
+  logger?: ReplayLogger | undefined;
+  view: ReplayableView;
+}
+
+/**
+ * How far the live view has got, per partition: its group's committed offsets, or further where the view's own
+ * positions say so (a projector killed after writing a batch and before committing it resumes from the view, and a
+ * partition that gets no new event then keeps the group's older offset: the view holds those events all the same).
+ * Null when neither says anything (no live projection).
+ */
+async function liveOffsets(live: LiveProjection): Promise<Offsets | null> {
+  const committed = await committedOffsets(live.store, live.groupId, live.topics);
+  if (!live.positions) return committed;
+  const topics = new Set(live.topics);
+  const reached: Offsets = new Map(committed ?? []);
+  let any = committed !== null;
+  for (const [slot, applied] of await live.positions.all()) {
+    if (!topics.has(slot.slice(0, slot.lastIndexOf(':')))) continue;
+    any = true;
+    if (applied + 1n > (reached.get(slot) ?? 0n)) reached.set(slot, applied + 1n);
+  }
+  return any ? reached : null;
+}
+
+/** Waits (up to `timeoutMs`) until the live view has reached at least `position`; how far it got, or null without one. */
+async function waitForLive(live: LiveProjection, position: Offsets, timeoutMs: number): Promise<Offsets | null> {
   // A group without members is a projector that is not running: it will not move, so there is nothing to wait for.
-  const deadline = (await groupHasMembers(store, groupId)) ? Date.now() + timeoutMs : 0;
+  const deadline = (await groupHasMembers(live.store, live.groupId)) ? Date.now() + timeoutMs : 0;
   for (;;) {
-    const live = await committedOffsets(store, groupId, topics);
-    if (!live) return null;
-    const behind = [...position].some(([slot, offset]) => (live.get(slot) ?? 0n) < offset);
-    if (!behind || Date.now() >= deadline) return live;
+    const reached = await liveOffsets(live);
+    if (!reached) return null;
+    const behind = [...position].filter(([slot, offset]) => (reached.get(slot) ?? 0n) < offset);
+    if (behind.length === 0) return reached;
+    if (Date.now() >= deadline) {
+      // Compared as it stands: say where the live view was behind, for whoever reads why the views differ.
+      if (deadline > 0) {
+        live.logger?.info(
+          {
+            view: live.view,
+            behind: behind.map(([slot, offset]) => ({
+              slot,
+              replayRead: String(offset),
+              live: String(reached.get(slot) ?? 0n),
+            })),
+          },
+          'the live view did not reach what the replay read in time',
+        );
+      }
+      return reached;
+    }
     await sleep(250);
   }
 }

@@ -63,6 +63,8 @@ export interface ViewEntry {
   ensureTopics?(topics: TopicNames): ITopicConfig[];
   /** The live view's batch handler (and position). */
   project(context: ProjectionContext): ViewProjection;
+  /** A Redis view's positions as they stand in the live view (what a replay compares against). */
+  livePositions?(stores: ViewStores): ViewPositions;
   /** A fresh copy beside the live view, for a replay (`id` names the copy). */
   rebuild(context: RebuildContext, id: string): RebuildableView;
 }
@@ -98,6 +100,11 @@ function redisView(
         positions: new ViewPositions(redis, positionsKey),
       };
     },
+    livePositions: (stores) =>
+      new ViewPositions(
+        redisOf(name, stores, 'replaying'),
+        positionsKeyOf(stores.namespace ?? DEFAULT_NAMESPACE, name),
+      ),
     rebuild: (context, id) => rebuild(redisOf(name, context, 'replaying'), context.namespace ?? DEFAULT_NAMESPACE, id),
   };
 }

@@ -175,7 +175,9 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
       const commits = offsets.filter(
         ({ topic, partition, offset }) => (resolved.get(slotKey(topic, partition)) ?? -1n) < BigInt(offset),
       );
-      if (commits.length > 0) await consumer.commitOffsets(commits).catch(() => undefined);
+      // A commit refused (a rebalance under way) is made again by the resync of the next join; say it all the same.
+      if (commits.length > 0)
+        await consumer.commitOffsets(commits).catch((error: unknown) => options.onError?.(error, undefined));
     } finally {
       resolvedDuringResync.delete(resolved);
     }
