@@ -8,44 +8,33 @@
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import nodemailer, { type SendMailOptions } from 'nodemailer';
+import type { SendMailOptions } from 'nodemailer';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
-import { InboundMessages, InboundSettings } from '@sendline/application';
-import { InboundReader } from '@sendline/inbound';
 import {
-  ActivityQueries,
-  ClickHouseInboundReader,
   createClickHouse,
-  DEFAULT_INBOUND_DOMAIN,
   MemoryZone,
   migrate,
-  secretKeyFromEnv,
   SignInLinks,
   startDnsServer,
-  WebhookDeliveryLog,
   type ClickHouseClient,
   type EventStore,
   type RunningDnsServer,
 } from '@sendline/infra';
 import type { MxServer } from '@sendline/mx';
-import { startProjector, type RunningProjector } from '@sendline/projector';
-import { Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole } from '../../apps/console/scripts/build';
-import { startTestMx } from '../mx/support';
+import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
+import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore } from '../support/services';
+import { deleteTopicsUnder, type Receiver } from '../webhooks/support';
 import {
-  createTestOrganization,
-  noHostResolver,
-  startTestApi,
-  type TestApi,
-  type TestOrganization,
-} from '../support/api';
-import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
-import { deleteTopicsUnder, Receiver } from '../webhooks/support';
+  inboundApiServices,
+  sendToMx as sendMail,
+  startInboundPipeline,
+  type InboundPipeline,
+} from '../inbound/support';
 import { CHROMIUM, SCREENSHOTS, screenshot, seriousViolations } from './browserSupport';
 import { originOf, testConsoleServices } from './support';
 
-const secretKey = secretKeyFromEnv();
 const run = randomUUID().slice(0, 8);
 const SENDER_DOMAIN = `${run}.sender.example`;
 const BLOCKED_DOMAIN = `blocked-${run}.example`;
@@ -61,11 +50,9 @@ let store: EventStore;
 let api: TestApi;
 let org: TestOrganization;
 let clickhouse: ClickHouseClient;
-let projector: RunningProjector;
 let mx: MxServer;
 let dns: RunningDnsServer;
-let inbound: Awaited<ReturnType<typeof InboundReader.start>>;
-let webhooks: Webhooks;
+let pipeline: InboundPipeline;
 let receiver: Receiver;
 let browser: Browser;
 let context: BrowserContext;
@@ -76,15 +63,7 @@ let processedId = '';
 /** Subjects the receiver answers 403 (Postmark's "stop retrying"), until the test lets them through. */
 const refused = new Set<string>([subjects.failed]);
 
-async function sendToMx(mail: SendMailOptions): Promise<string> {
-  const [host, port] = mx.address.split(':');
-  const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail(mail)).response;
-  } finally {
-    transport.close();
-  }
-}
+const sendToMx = (mail: SendMailOptions) => sendMail(mx, mail);
 
 /** Signs `email` in through the sign-in page with a link issued as the sign-in mail would carry it. */
 async function signIn(target: Page, email: string): Promise<void> {
@@ -128,67 +107,25 @@ beforeAll(async () => {
   api = await startTestApi((deps) => ({
     store,
     console: testConsoleServices({ ...deps, store }),
-    // Development mode for the hook only: our receiver is plain http on loopback.
-    inbound: new InboundSettings({
-      store,
-      view: deps.accounts,
-      secretKey: () => secretKey,
-      inboundDomain: DEFAULT_INBOUND_DOMAIN,
-      development: true,
-      resolveHost: noHostResolver,
-    }),
-    inboundMessages: new InboundMessages({
-      reader: new ClickHouseInboundReader(new ActivityQueries(clickhouse, addresses.clickhouseDatabase)),
-      log: new WebhookDeliveryLog(deps.redis),
-      store,
-      now: Date.now,
-    }),
+    ...inboundApiServices({ deps, store, clickhouse }),
   }));
   origin = originOf(api.baseUrl);
   org = await createTestOrganization(api.deps);
   await org.service.addMember(org.organizationId, admin, 'admin');
   await org.service.addMember(org.organizationId, viewer, 'viewer');
-  projector = await startProjector({
-    store,
-    redis: api.deps.redis,
-    clickhouse,
-    database: addresses.clickhouseDatabase,
-    groupPrefix: uniqueName('test-console-inbound'),
-    projections: ['inbound'],
-    retention: false,
-  });
   dns = await startDnsServer({
     zone: new MemoryZone([{ type: 'TXT', name: SENDER_DOMAIN, value: 'v=spf1 ip4:127.0.0.1 -all' }]),
   });
-  mx = await startTestMx({ store, accounts: api.deps.accounts, secretKey, inbound: true });
-  inbound = await InboundReader.start({
+  pipeline = await startInboundPipeline({
+    name: 'test-console-inbound',
     store,
-    directory: api.deps.accounts,
-    inboundDomain: DEFAULT_INBOUND_DOMAIN,
-    mta: 'mx.sendline.test',
-    dns: { servers: [dns.address], timeoutMs: 1000 },
-    groupId: uniqueName('test-console-inbound-reader'),
-  });
-  receiver = await Receiver.start((received) => (refused.has(received.json.Subject as string) ? 403 : 200));
-  webhooks = await Webhooks.start({
-    store,
-    redis: api.deps.redis,
-    directory: api.deps.accounts,
-    secretKey,
-    config: {
-      ...webhooksConfigFromEnv({}),
-      dispatcherGroupId: uniqueName('test-console-inbound-dispatcher'),
-      callerGroupId: uniqueName('test-console-inbound-calls'),
-      startNewGroupsAt: 'earliest',
-      retryDelaysMs: [300, 600],
-      timeoutMs: 1500,
-      allowPrivateAddresses: true,
-      sessionTimeoutMs: 10_000,
-    },
+    api,
+    clickhouse,
+    dnsServer: dns.address,
     accept: (organizationId) => organizationId === org.organizationId,
-    directoryCacheMs: 0,
-    log: () => undefined,
+    answer: (received) => (refused.has(received.json.Subject as string) ? 403 : 200),
   });
+  ({ mx, receiver } = pipeline);
   browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
   await mkdir(SCREENSHOTS, { recursive: true });
   context = await browser.newContext({ timezoneId: 'Europe/Paris', viewport: { width: 1280, height: 900 } });
@@ -207,12 +144,8 @@ afterEach(async (test) => {
 afterAll(async () => {
   await context?.close();
   await browser?.close();
-  await webhooks?.stop();
-  await inbound?.consumer.stop();
-  await mx?.stop();
+  await pipeline?.stop();
   await dns?.close();
-  await projector?.stop();
-  await receiver?.close();
   await clickhouse?.close();
   await api?.close();
   if (store) {

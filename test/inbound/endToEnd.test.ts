@@ -12,21 +12,15 @@
  * other's inbound mail.
  */
 import { randomUUID } from 'node:crypto';
-import nodemailer, { type SendMailOptions } from 'nodemailer';
+import type { SendMailOptions } from 'nodemailer';
 import * as postmark from 'postmark';
-import { InboundMessages, InboundSettings } from '@sendline/application';
-import { InboundReader } from '@sendline/inbound';
 import {
-  ActivityQueries,
-  ClickHouseInboundReader,
   createClickHouse,
   DEFAULT_INBOUND_DOMAIN,
   MemoryZone,
   rebuildInbound,
   migrate,
-  secretKeyFromEnv,
   startDnsServer,
-  WebhookDeliveryLog,
   type ClickHouseClient,
   type ConsumedEvent,
   type StoredEvent,
@@ -34,22 +28,14 @@ import {
   type RunningDnsServer,
 } from '@sendline/infra';
 import type { MxServer } from '@sendline/mx';
-import { startProjector, type RunningProjector } from '@sendline/projector';
-import { Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SmtpDialog, startTestMx } from '../mx/support';
-import {
-  createTestOrganization,
-  noHostResolver,
-  startTestApi,
-  type TestApi,
-  type TestOrganization,
-} from '../support/api';
+import { SmtpDialog } from '../mx/support';
+import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
 import { call } from '../support/http';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
 import { deleteTopicsUnder, Receiver, signatureValid, type ReceivedCall } from '../webhooks/support';
+import { inboundApiServices, sendToMx as sendMail, startInboundPipeline, type InboundPipeline } from './support';
 
-const secretKey = secretKeyFromEnv();
 const INBOUND_DOMAIN = DEFAULT_INBOUND_DOMAIN;
 const SENDER_DOMAIN = `${randomUUID().slice(0, 8)}.sender.example`;
 
@@ -58,11 +44,9 @@ let api: TestApi;
 let org: TestOrganization;
 let other: TestOrganization;
 let clickhouse: ClickHouseClient;
-let projector: RunningProjector;
 let mx: MxServer;
 let dns: RunningDnsServer;
-let inbound: Awaited<ReturnType<typeof InboundReader.start>>;
-let webhooks: Webhooks;
+let pipeline: InboundPipeline;
 let receiver: Receiver;
 let client: postmark.ServerClient;
 let otherClient: postmark.ServerClient;
@@ -74,16 +58,7 @@ const callsAbout = (subject: string) => receiver.calls.filter((c) => c.json.Subj
 const firstCall = (subject: string) =>
   eventually(async () => callsAbout(subject)[0], 60_000, `the inbound hook called about '${subject}'`);
 
-/** Sends mail to our MX over SMTP as a remote server would. */
-async function sendToMx(mail: SendMailOptions): Promise<string> {
-  const [host, port] = mx.address.split(':');
-  const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail(mail)).response;
-  } finally {
-    transport.close();
-  }
-}
+const sendToMx = (mail: SendMailOptions) => sendMail(mx, mail);
 
 /** Waits until the organization's list shows the message with `subject` in `status`. */
 const listed = (as: postmark.ServerClient, subject: string, status: string) =>
@@ -101,70 +76,25 @@ beforeAll(async () => {
   store = await freshEventStore('test-inbound');
   clickhouse = createClickHouse(addresses.clickhouseUrl);
   await migrate(clickhouse, addresses.clickhouseDatabase);
-  api = await startTestApi((deps) => ({
-    store,
-    // Development mode for the hook only: our receiver is plain http on loopback.
-    inbound: new InboundSettings({
-      store,
-      view: deps.accounts,
-      secretKey: () => secretKey,
-      inboundDomain: INBOUND_DOMAIN,
-      development: true,
-      resolveHost: noHostResolver,
-    }),
-    inboundMessages: new InboundMessages({
-      reader: new ClickHouseInboundReader(new ActivityQueries(clickhouse, addresses.clickhouseDatabase)),
-      log: new WebhookDeliveryLog(deps.redis),
-      store,
-      now: Date.now,
-    }),
-  }));
+  api = await startTestApi((deps) => ({ store, ...inboundApiServices({ deps, store, clickhouse }) }));
   org = await createTestOrganization(api.deps);
   other = await createTestOrganization(api.deps);
   const mine = new Set([org.organizationId, other.organizationId]);
-  projector = await startProjector({
-    store,
-    redis: api.deps.redis,
-    clickhouse,
-    database: addresses.clickhouseDatabase,
-    groupPrefix: uniqueName('test-inbound'),
-    projections: ['inbound'],
-    retention: false,
-  });
   const zone = new MemoryZone([
     { type: 'TXT', name: SENDER_DOMAIN, value: 'v=spf1 ip4:127.0.0.1 -all' },
     { type: 'TXT', name: `_dmarc.${SENDER_DOMAIN}`, value: 'v=DMARC1; p=none' },
   ]);
   dns = await startDnsServer({ zone });
-  mx = await startTestMx({ store, accounts: api.deps.accounts, secretKey, inbound: true });
-  inbound = await InboundReader.start({
+  pipeline = await startInboundPipeline({
+    name: 'test-inbound',
     store,
-    directory: api.deps.accounts,
-    inboundDomain: INBOUND_DOMAIN,
-    mta: 'mx.sendline.test',
-    dns: { servers: [dns.address], timeoutMs: 1000 },
-    groupId: uniqueName('test-inbound-reader'),
-  });
-  receiver = await Receiver.start((received) => (refused.has(received.json.Subject as string) ? 403 : 200));
-  webhooks = await Webhooks.start({
-    store,
-    redis: api.deps.redis,
-    directory: api.deps.accounts,
-    secretKey,
-    config: {
-      ...webhooksConfigFromEnv({}),
-      dispatcherGroupId: uniqueName('test-inbound-dispatcher'),
-      callerGroupId: uniqueName('test-inbound-calls'),
-      startNewGroupsAt: 'earliest',
-      retryDelaysMs: [300, 600],
-      timeoutMs: 1500,
-      allowPrivateAddresses: true,
-      sessionTimeoutMs: 10_000,
-    },
+    api,
+    clickhouse,
+    dnsServer: dns.address,
     accept: (organizationId) => mine.has(organizationId),
-    directoryCacheMs: 0,
-    log: () => undefined,
+    answer: (received) => (refused.has(received.json.Subject as string) ? 403 : 200),
   });
+  ({ mx, receiver } = pipeline);
   const options = { requestHost: api.baseUrl.replace(/^http:\/\//, ''), useHttps: false };
   client = new postmark.ServerClient(org.liveKey, options);
   otherClient = new postmark.ServerClient(other.liveKey, options);
@@ -172,12 +102,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await webhooks?.stop();
-  await inbound?.consumer.stop();
-  await mx?.stop();
+  await pipeline?.stop();
   await dns?.close();
-  await projector?.stop();
-  await receiver?.close();
   await clickhouse?.close();
   await api?.close();
   if (store) {

@@ -9,42 +9,28 @@
  * cannot claim the domain nor read the mail.
  */
 import { randomUUID } from 'node:crypto';
-import nodemailer, { type SendMailOptions } from 'nodemailer';
+import type { SendMailOptions } from 'nodemailer';
 import * as postmark from 'postmark';
-import { InboundMessages, InboundSettings } from '@sendline/application';
-import { InboundReader } from '@sendline/inbound';
 import {
-  ActivityQueries,
-  ClickHouseInboundReader,
   createClickHouse,
   createMxResolver,
   DEFAULT_INBOUND_DOMAIN,
   MemoryZone,
   migrate,
-  secretKeyFromEnv,
   startDnsServer,
-  WebhookDeliveryLog,
   type ClickHouseClient,
   type EventStore,
   type RunningDnsServer,
 } from '@sendline/infra';
 import type { MxServer } from '@sendline/mx';
-import { startProjector, type RunningProjector } from '@sendline/projector';
-import { Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SmtpDialog, startTestMx } from '../mx/support';
-import {
-  createTestOrganization,
-  noHostResolver,
-  startTestApi,
-  type TestApi,
-  type TestOrganization,
-} from '../support/api';
+import { SmtpDialog } from '../mx/support';
+import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
 import { call } from '../support/http';
-import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
+import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore } from '../support/services';
 import { deleteTopicsUnder, Receiver, signatureValid } from '../webhooks/support';
+import { inboundApiServices, sendToMx as sendMail, startInboundPipeline, type InboundPipeline } from './support';
 
-const secretKey = secretKeyFromEnv();
 const MAIL_HOST = 'mx.sendline.test';
 const OWN_DOMAIN = `reply.${randomUUID().slice(0, 8)}.example`;
 const SENDER = 'ada@sender.example';
@@ -54,12 +40,10 @@ let api: TestApi;
 let org: TestOrganization;
 let other: TestOrganization;
 let clickhouse: ClickHouseClient;
-let projector: RunningProjector;
 let mx: MxServer;
 let zone: MemoryZone;
 let dns: RunningDnsServer;
-let inbound: Awaited<ReturnType<typeof InboundReader.start>>;
-let webhooks: Webhooks;
+let pipeline: InboundPipeline;
 let receiver: Receiver;
 let client: postmark.ServerClient;
 let otherClient: postmark.ServerClient;
@@ -85,15 +69,7 @@ async function rcpt(address: string) {
   }
 }
 
-async function sendToMx(mail: SendMailOptions): Promise<string> {
-  const [host, port] = mx.address.split(':');
-  const transport = nodemailer.createTransport({ host, port: Number(port), secure: false, ignoreTLS: true });
-  try {
-    return (await transport.sendMail(mail)).response;
-  } finally {
-    transport.close();
-  }
-}
+const sendToMx = (mail: SendMailOptions) => sendMail(mx, mail);
 
 beforeAll(async () => {
   store = await freshEventStore('test-inbound-domain');
@@ -103,64 +79,25 @@ beforeAll(async () => {
   dns = await startDnsServer({ zone });
   api = await startTestApi((deps) => ({
     store,
-    inbound: new InboundSettings({
+    ...inboundApiServices({
+      deps,
       store,
-      view: deps.accounts,
-      secretKey: () => secretKey,
-      inboundDomain: DEFAULT_INBOUND_DOMAIN,
-      development: true,
-      resolveHost: noHostResolver,
-      mailHost: MAIL_HOST,
-      resolveMx: createMxResolver({ servers: [dns.address], timeoutMs: 1000 }),
-    }),
-    inboundMessages: new InboundMessages({
-      reader: new ClickHouseInboundReader(new ActivityQueries(clickhouse, addresses.clickhouseDatabase)),
-      log: new WebhookDeliveryLog(deps.redis),
-      store,
-      now: Date.now,
+      clickhouse,
+      settings: { mailHost: MAIL_HOST, resolveMx: createMxResolver({ servers: [dns.address], timeoutMs: 1000 }) },
     }),
   }));
   org = await createTestOrganization(api.deps);
   other = await createTestOrganization(api.deps);
   const mine = new Set([org.organizationId, other.organizationId]);
-  projector = await startProjector({
+  pipeline = await startInboundPipeline({
+    name: 'test-inbound-domain',
     store,
-    redis: api.deps.redis,
+    api,
     clickhouse,
-    database: addresses.clickhouseDatabase,
-    groupPrefix: uniqueName('test-inbound-domain'),
-    projections: ['inbound'],
-    retention: false,
-  });
-  mx = await startTestMx({ store, accounts: api.deps.accounts, secretKey, inbound: true });
-  inbound = await InboundReader.start({
-    store,
-    directory: api.deps.accounts,
-    inboundDomain: DEFAULT_INBOUND_DOMAIN,
-    mta: MAIL_HOST,
-    dns: { servers: [dns.address], timeoutMs: 1000 },
-    groupId: uniqueName('test-inbound-domain-reader'),
-  });
-  receiver = await Receiver.start(() => 200);
-  webhooks = await Webhooks.start({
-    store,
-    redis: api.deps.redis,
-    directory: api.deps.accounts,
-    secretKey,
-    config: {
-      ...webhooksConfigFromEnv({}),
-      dispatcherGroupId: uniqueName('test-inbound-domain-dispatcher'),
-      callerGroupId: uniqueName('test-inbound-domain-calls'),
-      startNewGroupsAt: 'earliest',
-      retryDelaysMs: [300, 600],
-      timeoutMs: 1500,
-      allowPrivateAddresses: true,
-      sessionTimeoutMs: 10_000,
-    },
+    dnsServer: dns.address,
     accept: (organizationId) => mine.has(organizationId),
-    directoryCacheMs: 0,
-    log: () => undefined,
   });
+  ({ mx, receiver } = pipeline);
   const options = { requestHost: api.baseUrl.replace(/^http:\/\//, ''), useHttps: false };
   client = new postmark.ServerClient(org.liveKey, options);
   otherClient = new postmark.ServerClient(other.liveKey, options);
@@ -169,12 +106,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await webhooks?.stop();
-  await inbound?.consumer.stop();
-  await mx?.stop();
+  await pipeline?.stop();
   await dns?.close();
-  await projector?.stop();
-  await receiver?.close();
   await clickhouse?.close();
   await api?.close();
   if (store) {
