@@ -1,38 +1,43 @@
-import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { MESSAGE_STATUSES, type MessageFilters } from '../api/types';
-import { Pager, Show, Time, useLoad } from '../components/common';
-import { Link, navigate, useRoute } from '../router';
+import { Pager, Show, Time } from '../components/common';
+import { SearchFilters, useSearchedList, type FilterField } from '../components/SearchFilters';
+import { Link } from '../router';
 
 const PAGE = 50;
-const FILTERS = ['recipient', 'fromemail', 'tag', 'status', 'subject', 'fromdate', 'todate'] as const;
+
+/** The search form's fields, in the order shown: every filter of GET /messages/outbound. */
+const FIELDS: readonly FilterField<keyof MessageFilters>[] = [
+  { name: 'recipient', label: 'Recipient', kind: 'search', placeholder: 'someone@example.com' },
+  { name: 'fromemail', label: 'From', kind: 'search' },
+  { name: 'subject', label: 'Subject', kind: 'search' },
+  { name: 'tag', label: 'Tag', kind: 'search' },
+  { name: 'status', label: 'Status', kind: 'choice', choices: MESSAGE_STATUSES },
+  { name: 'fromdate', label: 'From day (UTC)', kind: 'date' },
+  { name: 'todate', label: 'To day (UTC)', kind: 'date' },
+];
+const FILTERS = FIELDS.map((field) => field.name);
 
 /** Every filter of GET /messages/outbound, kept in the address (a search is a link to share), paged. */
 export function ActivityPage() {
-  const { search } = useRoute();
-  const filters: MessageFilters = {};
-  for (const name of FILTERS) {
-    const value = search.get(name);
-    if (value) filters[name] = value;
-  }
-  const offset = Math.max(0, Number(search.get('offset') ?? 0) || 0);
-  const key = JSON.stringify([filters, offset]);
-  const messages = useLoad(() => api.messages(filters, PAGE, offset), [key]);
-
-  const go = (next: MessageFilters, nextOffset: number) => {
-    const params = new URLSearchParams();
-    for (const name of FILTERS) if (next[name]) params.set(name, next[name]!);
-    if (nextOffset > 0) params.set('offset', String(nextOffset));
-    const text = params.toString();
-    // The same search again is a fresh look: the address does not change, so the page is read again.
-    if (JSON.stringify([next, nextOffset]) === key) messages.reload();
-    else navigate(`/activity${text ? `?${text}` : ''}`);
-  };
+  const {
+    filters,
+    offset,
+    list: messages,
+    go,
+  } = useSearchedList(FILTERS, '/activity', (filters: MessageFilters, offset) => api.messages(filters, PAGE, offset));
 
   return (
     <>
       <h1>Activity</h1>
-      <Filters initial={filters} onSearch={(next) => go(next, 0)} key={JSON.stringify(filters)} />
+      <SearchFilters
+        label="Search messages"
+        idPrefix="filter"
+        fields={FIELDS}
+        initial={filters}
+        onSearch={(next) => go(next, 0)}
+        key={JSON.stringify(filters)}
+      />
       <Show loaded={messages} what="messages">
         {(data) =>
           data.Messages.length === 0 ? (
@@ -105,76 +110,4 @@ export function StatusBadge({ status }: { status: string }) {
           ? 'warn'
           : '';
   return <span className={`badge ${tone}`}>{status}</span>;
-}
-
-function Filters({ initial, onSearch }: { initial: MessageFilters; onSearch: (filters: MessageFilters) => void }) {
-  const [draft, setDraft] = useState<MessageFilters>(initial);
-  const field = (name: keyof MessageFilters) => ({
-    id: `filter-${name}`,
-    name,
-    value: draft[name] ?? '',
-    onChange: (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value }),
-  });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const trimmed: MessageFilters = {};
-    for (const name of FILTERS) {
-      const value = draft[name]?.trim();
-      if (value) trimmed[name] = value;
-    }
-    onSearch(trimmed);
-  };
-  return (
-    <form className="card filters" onSubmit={submit} role="search" aria-label="Search messages">
-      <div className="field">
-        <label htmlFor="filter-recipient">Recipient</label>
-        <input type="search" {...field('recipient')} placeholder="someone@example.com" />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-fromemail">From</label>
-        <input type="search" {...field('fromemail')} />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-subject">Subject</label>
-        <input type="search" {...field('subject')} />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-tag">Tag</label>
-        <input type="search" {...field('tag')} />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-status">Status</label>
-        <select {...field('status')}>
-          <option value="">Any</option>
-          {MESSAGE_STATUSES.map((status) => (
-            <option key={status} value={status.toLowerCase()}>
-              {status}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="filter-fromdate">From day (UTC)</label>
-        <input type="date" {...field('fromdate')} />
-      </div>
-      <div className="field">
-        <label htmlFor="filter-todate">To day (UTC)</label>
-        <input type="date" {...field('todate')} />
-      </div>
-      <div className="field actions">
-        <button type="submit" className="primary">
-          Search
-        </button>
-        <button
-          type="button"
-          onClick={() => {
-            setDraft({});
-            onSearch({});
-          }}
-        >
-          Clear
-        </button>
-      </div>
-    </form>
-  );
 }

@@ -2,34 +2,36 @@ import { useState, type FormEvent } from 'react';
 import { api } from '../api/client';
 import { INBOUND_STATUSES, type InboundFilters, type InboundSettings, type Me } from '../api/types';
 import { ConfirmButton, CopyButton, ErrorNotice, Pager, Show, Time, useAction, useLoad } from '../components/common';
-import { Link, navigate, useRoute } from '../router';
+import { SearchFilters, useSearchedList, type FilterField } from '../components/SearchFilters';
+import { Link } from '../router';
 
 const PAGE = 50;
-const FILTERS = ['recipient', 'fromemail', 'subject', 'mailboxhash', 'tag', 'status', 'fromdate', 'todate'] as const;
+/** The search form's fields, in the order shown: Postmark's filters of GET /messages/inbound. */
+const FIELDS: readonly FilterField<keyof InboundFilters>[] = [
+  { name: 'recipient', label: 'Recipient', kind: 'search' },
+  { name: 'fromemail', label: 'From', kind: 'search' },
+  { name: 'subject', label: 'Subject', kind: 'search' },
+  { name: 'mailboxhash', label: 'Mailbox hash', kind: 'search' },
+  { name: 'tag', label: 'Tag', kind: 'search' },
+  { name: 'status', label: 'Status', kind: 'choice', choices: INBOUND_STATUSES },
+  { name: 'fromdate', label: 'From day (UTC)', kind: 'date' },
+  { name: 'todate', label: 'To day (UTC)', kind: 'date' },
+];
+const FILTERS = FIELDS.map((field) => field.name);
 
 /**
  * Inbound mail (issue 35): the organization's inbound address and hook URL, its inbound rules, and the inbound
  * messages searched with Postmark's filters (kept in the address, so a search is a link).
  */
 export function InboundPage({ me }: { me: Me }) {
-  const { search } = useRoute();
-  const filters: InboundFilters = {};
-  for (const name of FILTERS) {
-    const value = search.get(name);
-    if (value) filters[name] = value;
-  }
-  const offset = Math.max(0, Number(search.get('offset') ?? 0) || 0);
-  const key = JSON.stringify([filters, offset]);
-  const messages = useLoad(() => api.inboundMessages(filters, PAGE, offset), [key]);
-
-  const go = (next: InboundFilters, nextOffset: number) => {
-    const params = new URLSearchParams();
-    for (const name of FILTERS) if (next[name]) params.set(name, next[name]!);
-    if (nextOffset > 0) params.set('offset', String(nextOffset));
-    const text = params.toString();
-    if (JSON.stringify([next, nextOffset]) === key) messages.reload();
-    else navigate(`/inbound${text ? `?${text}` : ''}`);
-  };
+  const {
+    filters,
+    offset,
+    list: messages,
+    go,
+  } = useSearchedList(FILTERS, '/inbound', (filters: InboundFilters, offset) =>
+    api.inboundMessages(filters, PAGE, offset),
+  );
 
   return (
     <>
@@ -41,7 +43,14 @@ export function InboundPage({ me }: { me: Me }) {
       <Settings me={me} />
       <Rules me={me} />
       <h2>Inbound messages</h2>
-      <Filters initial={filters} onSearch={(next) => go(next, 0)} key={JSON.stringify(filters)} />
+      <SearchFilters
+        label="Search inbound messages"
+        idPrefix="inbound-filter"
+        fields={FIELDS}
+        initial={filters}
+        onSearch={(next) => go(next, 0)}
+        key={JSON.stringify(filters)}
+      />
       <Show loaded={messages} what="inbound messages">
         {(data) =>
           data.InboundMessages.length === 0 ? (
@@ -269,81 +278,6 @@ function Rules({ me }: { me: Me }) {
         </form>
       ) : null}
     </section>
-  );
-}
-
-function Filters({ initial, onSearch }: { initial: InboundFilters; onSearch: (filters: InboundFilters) => void }) {
-  const [draft, setDraft] = useState<InboundFilters>(initial);
-  const field = (name: (typeof FILTERS)[number]) => ({
-    id: `inbound-filter-${name}`,
-    value: draft[name] ?? '',
-    onChange: (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value }),
-  });
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    const trimmed: InboundFilters = {};
-    for (const name of FILTERS) {
-      const value = draft[name]?.trim();
-      if (value) trimmed[name] = value;
-    }
-    onSearch(trimmed);
-  };
-  return (
-    <form className="card filters" onSubmit={submit} role="search" aria-label="Search inbound messages">
-      <div className="field">
-        <label htmlFor="inbound-filter-recipient">Recipient</label>
-        <input type="search" {...field('recipient')} />
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-fromemail">From</label>
-        <input type="search" {...field('fromemail')} />
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-subject">Subject</label>
-        <input type="search" {...field('subject')} />
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-mailboxhash">Mailbox hash</label>
-        <input type="search" {...field('mailboxhash')} />
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-tag">Tag</label>
-        <input type="search" {...field('tag')} />
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-status">Status</label>
-        <select {...field('status')}>
-          <option value="">Any</option>
-          {INBOUND_STATUSES.map((status) => (
-            <option key={status} value={status.toLowerCase()}>
-              {status}
-            </option>
-          ))}
-        </select>
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-fromdate">From day (UTC)</label>
-        <input type="date" {...field('fromdate')} />
-      </div>
-      <div className="field">
-        <label htmlFor="inbound-filter-todate">To day (UTC)</label>
-        <input type="date" {...field('todate')} />
-      </div>
-      <div className="field actions">
-        <button type="submit" className="primary">
-          Search
-        </button>
-        <button
-          type="button"
-          onClick={() => {
-            setDraft({});
-            onSearch({});
-          }}
-        >
-          Clear
-        </button>
-      </div>
-    </form>
   );
 }
 
