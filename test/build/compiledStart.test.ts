@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { AccountsView, createRedis, EventStore, prefixedTopicNames, topicConfigs, type Redis } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole, DIST as CONSOLE_DIST } from '../../apps/console/scripts/build';
 import { bundleOf, buildApps, type CompiledApp } from '../../infra/local/src/build';
 import { createTestOrganization, type TestOrganization } from '../support/api';
 import { freePort } from '../support/ports';
@@ -19,8 +20,10 @@ import type { TestMailServer } from '@sendline/infra';
  * directory that is not the repository — on topics and consumer groups of their own. A message sent through the
  * API reaches the mail server (the sender relays to it, as a deployment's smarthost would) and the activity view.
  *
- * The test compiles the three apps itself (about a second; `npm test` has built them all a moment before, this
- * makes the file right when run alone or after a source changed).
+ * The test compiles the three apps itself (a second or two; `npm test` has built them all a moment before, this
+ * makes the file right when run alone or after a source changed). The Avro schemas (every event the apps write and
+ * read), ClickHouse's migrations (run by the projector at start) and the console's pages are read at run time from
+ * the repository: the message's way and the console's page show the compiled apps find them.
  */
 
 const APPS = ['api', 'sender', 'projector'] as const satisfies readonly CompiledApp[];
@@ -102,6 +105,8 @@ const rssMiB = (pid: number) =>
 
 beforeAll(async () => {
   await buildApps(APPS);
+  // The console's pages, which the compiled API serves from apps/console/dist (npm test has built them).
+  if (!existsSync(join(CONSOLE_DIST, 'index.html'))) await buildConsole();
   workDir = mkdtempSync(join(tmpdir(), 'sendline-compiled-'));
   store = new EventStore({
     brokers: addresses.kafkaBrokers,
@@ -225,6 +230,19 @@ describe('the compiled start: node apps/<app>/dist/main.js', () => {
       for (const line of lines)
         expect(() => JSON.parse(line), `${app} wrote a line that is not JSON: ${line}`).not.toThrow();
     }
+  });
+
+  it('finds the files it reads at run time in the repository: the console’s pages', async () => {
+    // A page under /console/ is index.html (a browser test rebuilding the console at that moment is waited out).
+    const page = await until(
+      async () => {
+        const answer = await fetch(`http://127.0.0.1:${apiPort}/console/activity`);
+        return answer.status === 200 ? answer.text() : undefined;
+      },
+      30_000,
+      'the console page from the compiled API',
+    );
+    expect(page).toBe(readFileSync(join(CONSOLE_DIST, 'index.html'), 'utf8'));
   });
 
   it('has the production defaults: a webhook to a private address or over plain http is refused', async () => {
