@@ -15,7 +15,8 @@
  *   a development `.local/services.env` (infra/src/config.ts, loadLocalServicesEnv).
  */
 import { build, type Plugin } from 'esbuild';
-import { readFile, rm } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, extname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,28 +83,41 @@ export async function buildApps(apps: readonly CompiledApp[] = COMPILED_APPS): P
   const started = performance.now();
   await Promise.all(
     apps.map(async (app) => {
-      const outdir = dirname(bundleOf(app));
-      await rm(outdir, { recursive: true, force: true });
-      return build({
-        entryPoints: { main: entryOf(app) },
-        outdir,
-        // A module imported with import() is a chunk of its own, loaded when imported: the API's primary process,
-        // which only starts workers, loads none of the HTTP app's packages (fastify…).
-        splitting: true,
-        // Beside main.js: the addresses the source-addresses plugin writes are relative to this folder.
-        chunkNames: '[name]-[hash]',
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        sourcemap: 'linked',
-        // Stack traces need the mappings, not the sources: the sources are in the repository.
-        sourcesContent: false,
-        define: { __COMPILED__: 'true' },
-        plugins: [externalPackages, sourceAddresses(outdir)],
-        logLevel: 'warning',
-        legalComments: 'none',
-      });
+      // Written into a folder of its own beside dist/ (same depth: the same relative addresses), then put in
+      // place with two renames: an app started meanwhile finds the whole of the old build or of the new one.
+      const dist = dirname(bundleOf(app));
+      const outdir = join(dirname(dist), `.dist-${process.pid}-${randomUUID().slice(0, 8)}`);
+      try {
+        await build({
+          entryPoints: { main: entryOf(app) },
+          outdir,
+          // A module imported with import() is a chunk of its own, loaded when imported: the API's primary process,
+          // which only starts workers, loads none of the HTTP app's packages (fastify…).
+          splitting: true,
+          // Beside main.js: the addresses the source-addresses plugin writes are relative to this folder.
+          chunkNames: '[name]-[hash]',
+          bundle: true,
+          platform: 'node',
+          format: 'esm',
+          target: 'node20',
+          sourcemap: 'linked',
+          // Stack traces need the mappings, not the sources: the sources are in the repository.
+          sourcesContent: false,
+          define: { __COMPILED__: 'true' },
+          plugins: [externalPackages, sourceAddresses(outdir)],
+          logLevel: 'warning',
+          legalComments: 'none',
+        });
+        const previous = `${outdir}-previous`;
+        await rename(dist, previous).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        });
+        await rename(outdir, dist);
+        await rm(previous, { recursive: true, force: true });
+      } finally {
+        // A failed build leaves nothing behind (after a good one the folder is dist/ already).
+        await rm(outdir, { recursive: true, force: true });
+      }
     }),
   );
   return { seconds: (performance.now() - started) / 1000 };
