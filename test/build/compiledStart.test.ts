@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -16,9 +16,10 @@ import type { TestMailServer } from '@sendline/infra';
 /**
  * The compiled start (docs/operations.md): the API, the sender and the projector built by `npm run build`
  * (apps/<app>/dist/main.js) and started as a process manager starts them — `node --enable-source-maps
- * apps/<app>/dist/main.js`, no TypeScript loader, no SENDLINE_DEV, the settings in the environment only, from a
- * directory that is not the repository — on topics and consumer groups of their own. A message sent through the
- * API reaches the mail server (the sender relays to it, as a deployment's smarthost would) and the activity view.
+ * apps/<app>/dist/main.js`, no TypeScript loader, no SENDLINE_DEV, the settings in the environment only (a
+ * `.local/services.env` in their directory is not read), from a directory that is not the repository — on topics
+ * and consumer groups of their own. A message sent through the API reaches the mail server (the sender relays to it,
+ * as a deployment's smarthost would) and the activity view.
  *
  * The test compiles the three apps itself (a second or two; `npm test` has built them all a moment before, this
  * makes the file right when run alone or after a source changed). The Avro schemas (every event the apps write and
@@ -108,6 +109,10 @@ beforeAll(async () => {
   // The console's pages, which the compiled API serves from apps/console/dist (npm test has built them).
   if (!existsSync(join(CONSOLE_DIST, 'index.html'))) await buildConsole();
   workDir = mkdtempSync(join(tmpdir(), 'sendline-compiled-'));
+  // A trap: the apps run with tsx fill unset variables from ./.local/services.env, and these would stop all three at
+  // start (pino knows no such level; the sender no such start). The compiled apps read their environment only.
+  mkdirSync(join(workDir, '.local'));
+  writeFileSync(join(workDir, '.local', 'services.env'), 'LOG_LEVEL=not-a-level\nSENDLINE_SENDER_START=not-a-start\n');
   store = new EventStore({
     brokers: addresses.kafkaBrokers,
     registryUrl: addresses.schemaRegistryUrl,
