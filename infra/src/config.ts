@@ -128,17 +128,25 @@ export function consoleUrlFromEnv(env: NodeJS.ProcessEnv = process.env): string 
   return env.SENDLINE_CONSOLE_URL || `http://127.0.0.1:${env.SENDLINE_API_PORT || env.PORT || 3000}`;
 }
 
+/** Defined (true) by `npm run build` in the compiled apps (infra/local/src/build.ts); undeclared under tsx. */
+declare const __COMPILED__: boolean | undefined;
+
+/** Whether this code runs as a compiled app (`node apps/<app>/dist/main.js`), not from its TypeScript sources. */
+export const runsCompiled = typeof __COMPILED__ !== 'undefined' && __COMPILED__ === true;
+
 /**
  * Reads `.local/services.env` (written by `npm run infra -- up`: the local services'
  * addresses and the development secret key) into the environment, without
  * overriding anything already set. Lets `npm run admin`, the apps and the benches
- * run from the repository root without sourcing the file first.
+ * run from the repository root without sourcing the file first. A compiled app (production) never reads it:
+ * its settings come from its environment only (docs/operations.md), whatever directory it is started in.
  */
 export function loadLocalServicesEnv(
   file = join(process.cwd(), '.local', 'services.env'),
   env: NodeJS.ProcessEnv = process.env,
+  compiled = runsCompiled,
 ): void {
-  if (!existsSync(file)) return;
+  if (compiled || !existsSync(file)) return;
   for (const line of readFileSync(file, 'utf8').split('\n')) {
     const match = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(line.trim());
     if (match && env[match[1]!] === undefined) env[match[1]!] = match[2];

@@ -6,6 +6,8 @@ export interface ProjectorConfig {
   metricsPort: number;
   /** How long each view's group waits for a silent member (a killed projector) before its partitions go to another. */
   sessionTimeoutMs: number;
+  /** The views' consumer groups are `<groupPrefix>-<view>`, the archiver's `<groupPrefix>-accounts-archiver`. */
+  groupPrefix: string;
 }
 
 /**
@@ -13,6 +15,7 @@ export interface ProjectorConfig {
  * |---------------------------------------|---------|------------------------------------------|
  * | SENDLINE_PROJECTOR_METRICS_PORT       | 9464    | the metrics port, on 127.0.0.1           |
  * | SENDLINE_PROJECTOR_SESSION_TIMEOUT_MS | 30000   | consumer session timeout (at least 6000) |
+ * | SENDLINE_PROJECTOR_GROUP_PREFIX       | projector | the consumer groups' names: `<it>-<view>` |
  *
  * A projector killed with SIGKILL leaves its members in every view's group until this timeout: the copy started
  * after it is given the partitions then, so this is how long the views stand still after such a kill.
@@ -21,5 +24,6 @@ export function projectorConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Pr
   return {
     metricsPort: wholeNumberSetting(env, 'SENDLINE_PROJECTOR_METRICS_PORT', 9464, 1, 65_535),
     sessionTimeoutMs: wholeNumberSetting(env, 'SENDLINE_PROJECTOR_SESSION_TIMEOUT_MS', 30_000, 6000),
+    groupPrefix: env.SENDLINE_PROJECTOR_GROUP_PREFIX || 'projector',
   };
 }

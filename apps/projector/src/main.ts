@@ -22,7 +22,7 @@ import { startProjector } from './projector';
 loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'projector' } });
 const addresses = serviceAddresses();
-const { metricsPort, sessionTimeoutMs } = projectorConfigFromEnv();
+const { metricsPort, sessionTimeoutMs, groupPrefix } = projectorConfigFromEnv();
 
 const store = EventStore.at(addresses, 'projector');
 const redis = createRedis(addresses.redisUrl);
@@ -40,6 +40,7 @@ const projector = await startProjector({
   logger,
   metrics: new ProjectorMetrics(registry),
   sessionTimeoutMs,
+  groupPrefix,
 });
 const server = await serveMetrics(registry, metricsPort);
 logger.info(

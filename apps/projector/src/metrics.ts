@@ -50,9 +50,17 @@ export class ProjectorMetrics {
   }
 }
 
-/** Serves GET /metrics on `host:port` (loopback by default). Resolves once listening. */
+/**
+ * Serves GET /metrics on `host:port` (loopback by default), and GET /healthz (200 `{"status":"ok"}` while the
+ * process runs, as the API's: a process manager's or a probe's liveness check). Resolves once listening.
+ */
 export async function serveMetrics(registry: Registry, port: number, host = '127.0.0.1'): Promise<Server> {
   const server = createServer((request, response) => {
+    if (request.method === 'GET' && request.url?.split('?')[0] === '/healthz') {
+      response.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+      response.end('{"status":"ok"}');
+      return;
+    }
     if (request.method === 'GET' && request.url?.split('?')[0] === '/metrics') {
       registry.metrics().then(
         (body) => {

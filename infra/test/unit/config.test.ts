@@ -1,6 +1,10 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   defaultTopicNames,
+  loadLocalServicesEnv,
   returnPathDomainOf,
   returnPathNamesFromEnv,
   serviceAddresses,
@@ -58,5 +62,23 @@ describe('wholeNumberSetting', () => {
       'SENDLINE_X must be a whole number from 0 to 65535, not "70000"',
     );
     expect(() => wholeNumberSetting({ SENDLINE_X: '1.5' }, 'SENDLINE_X', 7)).toThrow(/whole number/);
+  });
+});
+
+describe('loadLocalServicesEnv', () => {
+  it('fills what the environment does not set from .local/services.env, except in a compiled app', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sendline-env-'));
+    try {
+      const file = join(dir, 'services.env');
+      writeFileSync(file, 'REDIS_URL=redis://10.0.0.1:6379\nKAFKA_BROKERS=10.0.0.2:9092\n');
+      const env: NodeJS.ProcessEnv = { KAFKA_BROKERS: 'kafka:9092' };
+      loadLocalServicesEnv(file, env);
+      expect(env).toEqual({ KAFKA_BROKERS: 'kafka:9092', REDIS_URL: 'redis://10.0.0.1:6379' });
+      const compiled: NodeJS.ProcessEnv = {};
+      loadLocalServicesEnv(file, compiled, true);
+      expect(compiled).toEqual({});
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
