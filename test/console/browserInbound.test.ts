@@ -12,6 +12,7 @@ import type { SendMailOptions } from 'nodemailer';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import {
   createClickHouse,
+  createMxResolver,
   MemoryZone,
   migrate,
   SignInLinks,
@@ -38,6 +39,8 @@ import { originOf, testConsoleServices } from './support';
 const run = randomUUID().slice(0, 8);
 const SENDER_DOMAIN = `${run}.sender.example`;
 const BLOCKED_DOMAIN = `blocked-${run}.example`;
+const OWN_DOMAIN = `reply.${run}.example`;
+const MAIL_HOST = 'mx.sendline.test';
 const admin = `inbound-admin-${run}@example.net`;
 const viewer = `inbound-viewer-${run}@example.net`;
 const subjects = {
@@ -52,6 +55,7 @@ let org: TestOrganization;
 let clickhouse: ClickHouseClient;
 let mx: MxServer;
 let dns: RunningDnsServer;
+let zone: MemoryZone;
 let pipeline: InboundPipeline;
 let receiver: Receiver;
 let browser: Browser;
@@ -104,18 +108,22 @@ beforeAll(async () => {
   store = await freshEventStore('test-console-inbound');
   clickhouse = createClickHouse(addresses.clickhouseUrl);
   await migrate(clickhouse, addresses.clickhouseDatabase);
+  zone = new MemoryZone([{ type: 'TXT', name: SENDER_DOMAIN, value: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  dns = await startDnsServer({ zone });
   api = await startTestApi((deps) => ({
     store,
     console: testConsoleServices({ ...deps, store }),
-    ...inboundApiServices({ deps, store, clickhouse }),
+    ...inboundApiServices({
+      deps,
+      store,
+      clickhouse,
+      settings: { mailHost: MAIL_HOST, resolveMx: createMxResolver({ servers: [dns.address], timeoutMs: 1000 }) },
+    }),
   }));
   origin = originOf(api.baseUrl);
   org = await createTestOrganization(api.deps);
   await org.service.addMember(org.organizationId, admin, 'admin');
   await org.service.addMember(org.organizationId, viewer, 'viewer');
-  dns = await startDnsServer({
-    zone: new MemoryZone([{ type: 'TXT', name: SENDER_DOMAIN, value: 'v=spf1 ip4:127.0.0.1 -all' }]),
-  });
   pipeline = await startInboundPipeline({
     name: 'test-console-inbound',
     store,
@@ -301,6 +309,42 @@ describe('the Inbound page', () => {
     expect(await api.deps.inbound.rules(org.organizationId)).toEqual([]);
   });
 
+  it('sets an own inbound domain, shows the MX to publish, and verifies it once published; mail there arrives', async () => {
+    await openInbound(page);
+    await page.getByLabel('Domain', { exact: true }).fill(OWN_DOMAIN.toUpperCase());
+    await page.getByRole('button', { name: 'Use this domain' }).click();
+    const records = page.getByRole('table', { name: `DNS record to publish for ${OWN_DOMAIN}` });
+    await records.waitFor();
+    expect(await records.getByRole('row').nth(1).textContent()).toContain(`MX${OWN_DOMAIN}Copy10 ${MAIL_HOST}`);
+    await page.getByText('Not verified: its mail is refused until its MX is found').waitFor();
+
+    // Not published yet: the server's words name the record to publish, and nothing is verified.
+    await page.getByRole('button', { name: 'Verify now' }).click();
+    await page.getByText(`no MX record found at ${OWN_DOMAIN}; publish MX ${OWN_DOMAIN} 10 ${MAIL_HOST}`).waitFor();
+    expect((await api.deps.inbound.get(org.organizationId)).inboundDomainVerified).toBe(false);
+    await screenshot(page, 'inbound-own-domain');
+
+    zone.publish({ type: 'MX', name: OWN_DOMAIN, value: MAIL_HOST, priority: 10 });
+    await page.getByRole('button', { name: 'Verify now' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: `${OWN_DOMAIN} is verified` })
+      .waitFor();
+    await page.locator('.badge.good', { hasText: 'Verified' }).waitFor();
+    expect((await api.deps.inbound.get(org.organizationId)).inboundDomainVerified).toBe(true);
+    await screenshot(page, 'inbound-own-domain-verified');
+
+    const subject = `To our own domain ${run}`;
+    const answer = await sendToMx({
+      from: `grace@${SENDER_DOMAIN}`,
+      to: `support+ticket-7@${OWN_DOMAIN}`,
+      subject,
+      text: 'Sent to an address at the organization’s own inbound domain.',
+    });
+    expect(answer).toMatch(/^250 /);
+    await openMessage(subject);
+  });
+
   it('shows a viewer no control that changes anything, nor the signing secret', async () => {
     const tab = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     try {
@@ -310,6 +354,8 @@ describe('the Inbound page', () => {
       await tab.getByText(/Your role \(viewer\) can read the inbound settings/).waitFor();
       expect(await tab.getByRole('button', { name: 'Save' }).count()).toBe(0);
       expect(await tab.getByRole('button', { name: 'Add rule' }).count()).toBe(0);
+      expect(await tab.getByRole('button', { name: 'Use this domain' }).count()).toBe(0);
+      expect(await tab.getByRole('button', { name: /Remove the inbound domain/ }).count()).toBe(0);
       expect(await tab.getByText('Signing secret').count()).toBe(0);
       await tab.getByRole('link', { name: subjects.failed }).click();
       await tab.getByRole('heading', { name: subjects.failed, level: 1 }).waitFor();

@@ -10,12 +10,14 @@ import { memberAllowedTo, memberOf } from './session';
 /**
  * The Inbound page (issue 35): the organization's inbound address and hook settings, its inbound messages (the
  * public `/messages/inbound` search and details: same filters, answers and errors), the hook's delivery log for one
- * message, retry and bypass, and the inbound rules. Every role reads; admins and developers change (roles.ts,
+ * message, retry and bypass, the inbound rules, and the organization's own inbound domain (its MX record to publish,
+ * verified by looking it up). Every role reads; admins and developers change (roles.ts,
  * `manageInbound`, the API's `webhooks:manage`). The hook's signing secret is shown only to those who may change.
  */
 
 const SettingsBody = Type.Object({
   InboundHookUrl: Type.Optional(Type.Union([Type.String({ maxLength: 2048 }), Type.Null()])),
+  InboundDomain: Type.Optional(Type.Union([Type.String({ maxLength: 253 }), Type.Null()])),
   RawEmailEnabled: Type.Optional(Type.Boolean()),
 });
 
@@ -40,6 +42,14 @@ export function inboundPage(deps: ApiDependencies) {
       InboundHookUrl: settings.inboundHookUrl,
       RawEmailEnabled: settings.rawEmailEnabled,
       InboundDomain: settings.inboundDomain,
+      InboundDomainVerified: settings.inboundDomainVerified,
+      // The records to publish for it, as PUT /server answers them (its MX to the service's mail host).
+      InboundDomainDnsRecords: settings.inboundDomainRecords.map((record) => ({
+        Type: record.type,
+        Name: record.name,
+        Value: record.value,
+        Priority: record.priority ?? 0,
+      })),
       InboundSpamThreshold: settings.inboundSpamThreshold,
       InboundHookSigningSecret: showSecret ? settings.inboundHookSigningSecret : null,
     };
@@ -57,7 +67,15 @@ export function inboundPage(deps: ApiDependencies) {
       await service.as(member.email).update(member.organization.id, {
         ...(body.InboundHookUrl !== undefined && { inboundHookUrl: body.InboundHookUrl }),
         ...(body.RawEmailEnabled !== undefined && { rawEmailEnabled: body.RawEmailEnabled }),
+        ...(body.InboundDomain !== undefined && { inboundDomain: body.InboundDomain }),
       });
+      return settingsOf(member.organization.id, true);
+    });
+
+    // The own inbound domain's MX looked up now (PUT /server/verifyInboundDomain of the API, the same refusals).
+    api.put('/inbound/server/verify-domain', async (request) => {
+      const member = memberAllowedTo(request, 'manageInbound', 'verify the inbound domain');
+      await service.as(member.email).verifyDomain(member.organization.id);
       return settingsOf(member.organization.id, true);
     });
 

@@ -158,8 +158,12 @@ export const api = {
   audit: (count: number, offset: number) => call<AuditPage>('GET', `/audit${query({ count, offset })}`),
 
   inboundSettings: () => call<InboundSettings>('GET', '/inbound/server'),
-  changeInboundSettings: (change: { InboundHookUrl?: string | null; RawEmailEnabled?: boolean }) =>
-    call<InboundSettings>('PUT', '/inbound/server', change),
+  changeInboundSettings: (change: {
+    InboundHookUrl?: string | null;
+    RawEmailEnabled?: boolean;
+    InboundDomain?: string | null;
+  }) => call<InboundSettings>('PUT', '/inbound/server', change),
+  verifyInboundDomain: () => call<InboundSettings>('PUT', '/inbound/server/verify-domain'),
   inboundMessages: (filters: InboundFilters, count: number, offset: number) =>
     call<InboundMessageList>('GET', `/inbound/messages${query({ ...filters, count, offset })}`),
   inboundMessage: (id: string) => call<InboundMessageDetails>('GET', `/inbound/messages/${segment(id)}`),

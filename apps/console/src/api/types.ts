@@ -347,7 +347,11 @@ export interface InboundSettings {
   InboundAddress: string;
   InboundHookUrl: string;
   RawEmailEnabled: boolean;
+  /** The organization's own inbound domain ('' for none): mail to any address there is its inbound mail. */
   InboundDomain: string;
+  InboundDomainVerified: boolean;
+  /** What to publish for InboundDomain: an MX to the service's mail host. */
+  InboundDomainDnsRecords: { Type: 'MX'; Name: string; Value: string; Priority: number }[];
   InboundSpamThreshold: number;
   /** Shown only to a role that may change the inbound settings. */
   InboundHookSigningSecret: string | null;

@@ -119,7 +119,12 @@ function Settings({ me }: { me: Me }) {
     <section className="card" aria-labelledby="inbound-settings">
       <h2 id="inbound-settings">Inbound address and hook</h2>
       <Show loaded={settings} what="the inbound settings">
-        {(data) => <SettingsForm me={me} settings={data} onSaved={settings.reload} />}
+        {(data) => (
+          <>
+            <SettingsForm me={me} settings={data} onSaved={settings.reload} />
+            <OwnDomain me={me} settings={data} onChanged={settings.reload} />
+          </>
+        )}
       </Show>
     </section>
   );
@@ -210,6 +215,137 @@ function SettingsForm({ me, settings, onSaved }: { me: Me; settings: InboundSett
         </p>
       )}
     </>
+  );
+}
+
+/**
+ * The organization's own inbound domain (`reply.example.com`): the MX record to publish, "Verify now" looking it up
+ * (mail to the domain is taken only once it is found), and changing or removing it.
+ */
+function OwnDomain({ me, settings, onChanged }: { me: Me; settings: InboundSettings; onChanged: () => void }) {
+  const [domain, setDomain] = useState('');
+  const [verified, setVerified] = useState(false);
+  const change = useAction();
+  const verify = useAction();
+  const canWrite = me.can.manageInbound;
+  const current = settings.InboundDomain;
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setVerified(false);
+    const ok = await change.run(() => api.changeInboundSettings({ InboundDomain: domain.trim() }));
+    if (ok) {
+      setDomain('');
+      onChanged();
+    }
+  };
+  const verifyNow = async () => {
+    setVerified(false);
+    const ok = await verify.run(() => api.verifyInboundDomain());
+    if (ok) {
+      setVerified(true);
+      onChanged();
+    }
+  };
+  return (
+    <section aria-labelledby="inbound-own-domain" className="subsection">
+      <h3 id="inbound-own-domain">Your own inbound domain</h3>
+      {current ? (
+        <>
+          <div className="card-head">
+            <code>{current}</code>
+            {settings.InboundDomainVerified ? (
+              <span className="badge good">Verified</span>
+            ) : (
+              <span className="badge warn">Not verified: its mail is refused until its MX is found</span>
+            )}
+            <span className="spacer" />
+            {canWrite ? (
+              <>
+                {settings.InboundDomainVerified ? null : (
+                  <button type="button" onClick={verifyNow} disabled={verify.busy}>
+                    {verify.busy ? 'Verifying…' : 'Verify now'}
+                  </button>
+                )}
+                <ConfirmButton
+                  label="Remove"
+                  accessibleLabel={`Remove the inbound domain ${current}`}
+                  question={`Remove ${current}? Mail to its addresses is refused from then on.`}
+                  confirmLabel="Remove the inbound domain"
+                  action={async () => {
+                    await api.changeInboundSettings({ InboundDomain: null });
+                    onChanged();
+                  }}
+                />
+              </>
+            ) : null}
+          </div>
+          <ErrorNotice error={verify.error} title="Not verified" />
+          {verified && settings.InboundDomainVerified ? (
+            <p className="notice success" role="status">
+              {current} is verified: mail to any address at it is posted to the hook URL.
+            </p>
+          ) : null}
+          <div className="table-scroll">
+            <table className="records">
+              <caption>DNS record to publish for {current}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Type</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Value</th>
+                </tr>
+              </thead>
+              <tbody>
+                {settings.InboundDomainDnsRecords.map((record) => (
+                  <tr key={`${record.Type} ${record.Name}`}>
+                    <td>{record.Type}</td>
+                    <td>
+                      <div className="copyable">
+                        <code>{record.Name}</code>
+                        <CopyButton text={record.Name} label="Copy the record's name" />
+                      </div>
+                    </td>
+                    <td>
+                      <div className="copyable">
+                        <code className="value">
+                          {record.Priority} {record.Value}
+                        </code>
+                        <CopyButton text={record.Value} label="Copy the record's value" />
+                      </div>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </>
+      ) : (
+        <p className="muted">
+          None: mail reaches you at the inbound address above. With a domain of your own (say reply.example.com), mail
+          to any address there is posted too, once its MX record points to us.
+        </p>
+      )}
+      {canWrite ? (
+        <form className="inline-form" onSubmit={submit} aria-label="Own inbound domain">
+          <div className="field grow">
+            <label htmlFor="inbound-domain">{current ? 'Use another domain' : 'Domain'}</label>
+            <input
+              id="inbound-domain"
+              value={domain}
+              onChange={(event) => setDomain(event.target.value)}
+              placeholder="reply.example.com"
+              required
+            />
+          </div>
+          <div className="field actions">
+            <button type="submit" className="primary" disabled={change.busy}>
+              Use this domain
+            </button>
+          </div>
+          <ErrorNotice error={change.error} title="Domain not set" />
+        </form>
+      ) : null}
+    </section>
   );
 }
 
