@@ -35,7 +35,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -62,7 +61,7 @@ import {
 } from '@sendline/infra';
 import { startProjector } from '@sendline/projector';
 import { accepted, delivered, sent } from '../test/projector/support';
-import { benchTopics, cpuMs, percentile, PROFILE_FLAGS } from './support';
+import { benchTopics, cpuMs, machineCpu, ownCpuMs, peakRssMb, percentile, PROFILE_FLAGS, servicePids } from './support';
 
 const [dsnsArgument, connectionsArgument] = process.argv.slice(2);
 const DSNS = Number(dsnsArgument ?? process.env.BENCH_DSNS ?? 5000);
@@ -544,44 +543,6 @@ async function countLogged(): Promise<{ hardBounced: number; suppressionsAdded: 
     return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
   });
   return { hardBounced, suppressionsAdded, deadLetters };
-}
-
-/** The machine's CPU time so far, in clock ticks: busy (not idle or waiting on I/O) and in all, over all cores. */
-function machineCpu(): { busy: number; total: number; cores: number } {
-  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
-  const fields = lines[0]!.split(/\s+/).slice(1).map(Number);
-  const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
-  const idle = fields[3]! + fields[4]!;
-  return { busy: total - idle, total, cores: lines.filter((line) => /^cpu\d/.test(line)).length };
-}
-
-/** This process's CPU time so far, ms. */
-function ownCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
-/** The services' processes when this machine runs them (infra/local's pid files), for the CPU figures. */
-function servicePids(): { name: string; pid: number }[] {
-  const runDir = `${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run`;
-  try {
-    return readdirSync(runDir)
-      .filter((file) => /^(kafka(-\d+)?|clickhouse|redis)\.pid$/.test(file))
-      .sort()
-      .map((file) => ({ name: file.replace(/\.pid$/, ''), pid: Number(readFileSync(`${runDir}/${file}`, 'utf8')) }));
-  } catch {
-    return [];
-  }
-}
-
-/** A process's peak resident set (VmHWM), in MB. */
-function peakRssMb(p: { pid?: number | undefined }): number {
-  try {
-    const status = readFileSync(`/proc/${p.pid}/status`, 'utf8');
-    return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024);
-  } catch {
-    return NaN;
-  }
 }
 
 /** Stops the apps and removes what the run made: topics, groups, the database, the suppressions of its organization. */
