@@ -8,19 +8,24 @@
  * the hook). The reader checks SPF, DKIM and DMARC for real, against a loopback DNS server of this run that knows no
  * name (each lookup answered at once: their CPU is in the figures, the network's time is not). One organization of
  * this run, in the accounts view the apps read (removed at the end), has an inbound address and its InboundHookUrl on
- * a loopback HTTP server of this process answering 200. CONNECTIONS SMTP connections (nodemailer's pool, in this
- * process) send MESSAGES messages of about 20 KB (a text part and one attachment) to the inbound address, one
- * started every 1/RATE s; the figures count from the moment a message is handed to the SMTP client.
+ * a loopback HTTP server of this process answering 200. CONNECTIONS SMTP connections from this process send MESSAGES
+ * messages of about 20 KB (a text part and one attachment, built beforehand with nodemailer's composer, not timed) to
+ * the inbound address, as a remote server does: EHLO once per connection, then per message MAIL FROM, RCPT TO and
+ * DATA written together (PIPELINING, which the MX announces and Postfix uses; BENCH_PIPELINING=0: one command at a
+ * time), then the message; the i-th message is due i/RATE s after the start and sent by the first free connection.
+ * Every figure counts from the moment a message was due, so a message waiting for a free connection (the MX
+ * answering slowly) waits in the figures.
  *
- * Reports: messages posted per second (first send → last post); handed to SMTP → 250, → recorded by the reader
- * (its log line, by the received id of the 250), → posted, p50 / p95 / p99 / max; each message posted once (none
- * twice, none missing); CPU ms per message of the MX, the reader, the webhooks, this process (client, hook, log
- * reading) and the services, and the machine's busy share; each process's peak RSS (VmHWM). On a machine shared
- * with other work the wall-clock figures move with it; the CPU per message much less.
+ * Reports: messages posted per second (first due → last post); due → 250, the MX's own append (end of DATA → 250,
+ * its log's appendMs), due → recorded by the reader (its log line, by the received id of the 250), due → posted,
+ * p50 / p95 / p99 / max; each message posted once (none twice, none missing); CPU ms per message of the MX, the
+ * reader, the webhooks, this process (client, hook, reading the apps' logs) and the services, and the machine's busy
+ * share; each process's peak RSS (VmHWM). On a machine shared with other work the wall-clock figures move with it;
+ * the CPU per message much less.
  *
  * MESSAGES (default 5000; BENCH_MESSAGES), RATE (500 per second; BENCH_RATE), BENCH_CONNECTIONS (20),
- * BENCH_WARM_UP (200 messages first, left out of the figures), BENCH_PROFILE=<folder> (each app writes a V8 CPU
- * profile there when it exits).
+ * BENCH_PIPELINING (1), BENCH_WARM_UP (200 messages first, left out of the figures), BENCH_PROFILE=<folder> (each
+ * app writes a V8 CPU profile there when it exits).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -28,7 +33,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import nodemailer, { type Transporter } from 'nodemailer';
+import MailComposer from 'nodemailer/lib/mail-composer';
 import type { AccountEvent } from '@sendline/domain';
 import {
   AccountsView,
@@ -46,12 +51,14 @@ import {
   withAdmin,
 } from '@sendline/infra';
 import { benchTopics, cpuMs, machineCpu, ownCpuMs, peakRssMb, percentile, PROFILE_FLAGS, servicePids } from './support';
+import { dataOf, SmtpClient } from './smtpClient';
 
 const [messagesArgument, rateArgument] = process.argv.slice(2);
 const MESSAGES = Number(messagesArgument ?? process.env.BENCH_MESSAGES ?? 5000);
 const RATE = Number(rateArgument ?? process.env.BENCH_RATE ?? 500);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 200);
+const PIPELINING = process.env.BENCH_PIPELINING !== '0';
 /** How long the posts of a phase may take after its last 250. */
 const DRAIN_MS = 120_000;
 
@@ -135,22 +142,14 @@ async function main(): Promise<void> {
       SENDLINE_WEBHOOK_ALLOW_PRIVATE: '1',
     });
 
-    const [host, port] = mxAddress.split(':');
-    const transport = nodemailer.createTransport({
-      host,
-      port: Number(port),
-      secure: false,
-      ignoreTLS: true,
-      pool: true,
-      maxConnections: CONNECTIONS,
-      maxMessages: Infinity,
-    });
+    const port = Number(mxAddress.slice(mxAddress.lastIndexOf(':') + 1));
     console.log(
       `bench:inbound — ${WARM_UP} warm-up messages, then ${MESSAGES} messages of ~20 KB (one attachment) offered ` +
-        `at ${RATE}/s over ${CONNECTIONS} SMTP connections; the MX, the inbound reader and the webhooks as their ` +
+        `at ${RATE}/s over ${CONNECTIONS} SMTP connections` +
+        `${PIPELINING ? ' (pipelining)' : ''}; the MX, the inbound reader and the webhooks as their ` +
         `own processes`,
     );
-    const warmUp = await phase(transport, 'warm-up', WARM_UP, RATE);
+    const warmUp = await phase(port, await messagesOf('warm-up', WARM_UP), RATE);
     console.log(
       `warm-up: ${warmUp.accepted} answered 250, ${warmUp.posted} posted in ${warmUp.seconds.toFixed(1)} s ` +
         `(not in the figures below)`,
@@ -164,8 +163,9 @@ async function main(): Promise<void> {
       { name: 'this process (SMTP client, hook)', ms: () => ownCpuMs() },
       ...servicePids().map(({ name, pid }) => ({ name, ms: () => cpuMs({ pid }) })),
     ];
+    const measured = await messagesOf('run', MESSAGES);
     const before = { posts, cpu: processes.map((p) => p.ms()), machine: machineCpu() };
-    const result = await phase(transport, 'run', MESSAGES, RATE);
+    const result = await phase(port, measured, RATE);
     const machine = machineCpu();
     const cpu = processes.map((p, j) => p.ms() - before.cpu[j]!);
     const busy = (machine.busy - before.machine.busy) / Math.max(1, machine.total - before.machine.total);
@@ -175,12 +175,12 @@ async function main(): Promise<void> {
       [
         `250s: ${result.accepted} / ${MESSAGES}; posted: ${result.posted}; hook calls in the run: ${hookCalls} ` +
           `(one per message: ${hookCalls === result.posted && result.posted === MESSAGES})`,
-        `posted per second: ${(result.posted / result.seconds).toFixed(0)} (first send → last post, ` +
+        `posted per second: ${(result.posted / result.seconds).toFixed(0)} (first due → last post, ` +
           `${result.seconds.toFixed(1)} s)`,
-        `handed to SMTP → 250 (MX, appended):            ${spread(result.toAnswer)}`,
+        `due → 250 (MX, appended):                       ${spread(result.toAnswer)}`,
         `end of DATA → 250 (the MX's append):           ${spread(result.appends)}`,
-        `handed to SMTP → recorded (inbound reader):     ${spread(result.toRecord)}`,
-        `handed to SMTP → posted (received → posted):    ${spread(result.latencies)}`,
+        `due → recorded (inbound reader):                ${spread(result.toRecord)}`,
+        `due → posted (received → posted):               ${spread(result.latencies)}`,
         `CPU ms per message: ${processes.map((p, j) => `${p.name} ${perMessage(cpu[j]!)}`).join(', ')}; ` +
           `machine busy ${(busy * 100).toFixed(0)}% of its ${machine.cores} cores`,
         `peak RSS: MX ${peakRssMb(mx.child)} MB, inbound reader ${peakRssMb(reader.child)} MB, webhooks ` +
@@ -189,7 +189,6 @@ async function main(): Promise<void> {
           `${webhooks.problems()}`,
       ].join('\n'),
     );
-    transport.close();
   } finally {
     clearTimeout(watchdog);
     await dns.close();
@@ -229,52 +228,68 @@ async function organization(hookUrl: string): Promise<void> {
 
 const attachment = randomBytes(12 * 1024);
 const text = 'Thanks for the quick answer. '.repeat(140);
+const sender = 'customer@sender.example';
 
-/** Sends `count` messages at `rate` a second and waits until each answered 250 is posted (or DRAIN_MS passed). */
-async function phase(transport: Transporter, name: string, count: number, rate: number) {
+/** The DATA of each message of a phase, built beforehand (not timed): ~20 KB, a text part and one attachment. */
+async function messagesOf(name: string, count: number): Promise<{ subject: string; data: Buffer }[]> {
   const to = `${inboundHash}+bench@${inboundDomain}`;
-  const started = new Map<string, number>();
+  return Promise.all(
+    Array.from({ length: count }, async (_, i) => {
+      const subject = `${run}-${name}-${i}`;
+      const mail = new MailComposer({
+        from: sender,
+        to,
+        subject,
+        text,
+        attachments: [{ filename: 'report.bin', content: attachment }],
+      });
+      return { subject, data: dataOf(await mail.compile().build()) };
+    }),
+  );
+}
+
+/**
+ * Sends `count` messages, the i-th due i/RATE s after the start, each by the first free one of CONNECTIONS
+ * connections (one that is late sends at once), and waits until each answered 250 is posted (or DRAIN_MS passed).
+ * Each message's times count from when it was due: waiting for a free connection is in them.
+ */
+async function phase(port: number, messages: { subject: string; data: Buffer }[], rate: number) {
+  const to = `${inboundHash}+bench@${inboundDomain}`;
+  const count = messages.length;
+  const due = new Map<string, number>();
   const answered = new Map<string, number>();
   const receivedIds = new Map<string, string>();
-  const answers: Promise<unknown>[] = [];
   let accepted = 0;
+  let next = 0;
   const begin = performance.now();
-  for (let i = 0; i < count; i++) {
-    const due = begin + (i * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
-    const subject = `${run}-${name}-${i}`;
-    started.set(subject, performance.now());
-    answers.push(
-      transport
-        .sendMail({
-          from: 'customer@sender.example',
-          to,
-          subject,
-          text,
-          attachments: [{ filename: 'report.bin', content: attachment }],
-        })
-        .then(
-          (info: { response?: string }) => {
-            answered.set(subject, performance.now());
-            const response = info.response ?? '';
-            const queued = /queued as (\S+)/.exec(response);
-            if (queued) receivedIds.set(subject, queued[1]!);
-            if (/^250 /.test(response)) accepted++;
-          },
-          (error: unknown) => console.error(`${subject} not sent: ${String(error)}`),
-        ),
-    );
-  }
-  await Promise.all(answers);
+  const connection = async () => {
+    const client = await SmtpClient.open(port);
+    for (let i = next++; i < count; i = next++) {
+      const at = begin + (i * 1000) / rate;
+      if (at > performance.now()) await new Promise((resolve) => setTimeout(resolve, at - performance.now()));
+      const { subject, data } = messages[i]!;
+      due.set(subject, at);
+      const reply = await client.send(to, data, PIPELINING, () => undefined, sender);
+      if (reply.code !== 250) {
+        console.error(`${subject} refused: ${reply.code} ${reply.text}`);
+        continue;
+      }
+      answered.set(subject, performance.now());
+      accepted++;
+      const queued = /queued as (\S+)/.exec(reply.text);
+      if (queued) receivedIds.set(subject, queued[1]!);
+    }
+    await client.quit();
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, connection));
   const deadline = Date.now() + DRAIN_MS;
   while ([...answered.keys()].some((s) => !arrived.has(s)) && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   const since = (at: (subject: string) => number | undefined) =>
-    [...started].flatMap(([s, t]) => (at(s) === undefined ? [] : [at(s)! - t])).sort((a, b) => a - b);
+    [...due].flatMap(([s, t]) => (at(s) === undefined ? [] : [at(s)! - t])).sort((a, b) => a - b);
   const latencies = since((s) => arrived.get(s));
-  const last = Math.max(...[...started.keys()].map((s) => arrived.get(s) ?? 0));
+  const last = Math.max(...[...due.keys()].map((s) => arrived.get(s) ?? 0));
   return {
     accepted,
     posted: latencies.length,
@@ -282,7 +297,7 @@ async function phase(transport: Transporter, name: string, count: number, rate: 
     latencies,
     toAnswer: since((s) => answered.get(s)),
     toRecord: since((s) => recorded.get(receivedIds.get(s) ?? '')),
-    appends: [...started.keys()]
+    appends: [...due.keys()]
       .flatMap((s) => {
         const ms = appendMs.get(receivedIds.get(s) ?? '');
         return ms === undefined ? [] : [ms];
