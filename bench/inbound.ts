@@ -41,7 +41,9 @@ import {
   DEFAULT_INBOUND_DOMAIN,
   encryptSecret,
   EventStore,
+  inboundCallIdOf,
   inboundHashOf,
+  inboundMessageIdOf,
   loadLocalServicesEnv,
   MemoryZone,
   secretKeyFromEnv,
@@ -95,6 +97,8 @@ const hook = createServer((request, response) => {
     response.writeHead(200).end('ok');
   });
 });
+/** The received id of every message answered 250 (the run's delivery log in Redis is removed by them at the end). */
+const allReceivedIds = new Set<string>();
 /** When the reader logged each received id recorded. */
 const recorded = new Map<string, number>();
 /** The MX's append of each received id: end of DATA → Kafka's acknowledgement, ms (its log's appendMs). */
@@ -277,7 +281,10 @@ async function phase(port: number, messages: { subject: string; data: Buffer }[]
       answered.set(subject, performance.now());
       accepted++;
       const queued = /queued as (\S+)/.exec(reply.text);
-      if (queued) receivedIds.set(subject, queued[1]!);
+      if (queued) {
+        receivedIds.set(subject, queued[1]!);
+        allReceivedIds.add(queued[1]!);
+      }
     }
     await client.quit();
   };
@@ -354,8 +361,15 @@ async function cleanUp(): Promise<void> {
     const groups = (await admin.listGroups()).groups.map((g) => g.groupId).filter((g) => g.startsWith(prefix));
     if (groups.length > 0) await admin.deleteGroups(groups).catch(() => undefined);
   }).catch((error: unknown) => console.error('topics and groups not removed:', error));
-  const keys = await redis.keys(`${accounts.organizationKey(organizationId)}*`);
-  if (keys.length > 0) await redis.del(...keys);
+  // The organization, and the webhooks' delivery log of its calls (each call's body is kept there 30 days: some
+  // 30 kB a message), found by SCAN, which does not hold up the shared Redis as KEYS does.
+  const keys = [...allReceivedIds].map(
+    (id) => `sl:webhooks:answered:${inboundCallIdOf(inboundMessageIdOf(id, organizationId), false)}`,
+  );
+  for (const match of [`${accounts.organizationKey(organizationId)}*`, `sl:webhooks:*:${organizationId}:*`]) {
+    for await (const found of redis.scanStream({ match, count: 1000 })) keys.push(...(found as string[]));
+  }
+  for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
   await redis.hdel(accounts.inboundAddressesKey, inboundHash);
   await redis.srem(accounts.organizationsKey, organizationId);
   await store.disconnect();
