@@ -50,6 +50,7 @@ import {
   serviceAddresses,
   startDnsServer,
   topicConfigs,
+  webhookRetryTopic,
   withAdmin,
 } from '@sendline/infra';
 import { benchTopics, cpuMs, machineCpu, ownCpuMs, peakRssMb, percentile, PROFILE_FLAGS, servicePids } from './support';
@@ -189,6 +190,8 @@ async function main(): Promise<void> {
           `machine busy ${(busy * 100).toFixed(0)}% of its ${machine.cores} cores`,
         `peak RSS: MX ${peakRssMb(mx.child)} MB, inbound reader ${peakRssMb(reader.child)} MB, webhooks ` +
           `${peakRssMb(webhooks.child)} MB, this process ${peakRssMb(process)} MB`,
+        `calls sent to wait a minute on the first retry topic, warm-up included: ${await setAside()} (set aside: ` +
+          `the hook backed up, over 5 s of calls waiting at its pace; or failed without reaching the hook)`,
         `errors and warnings logged: MX ${mx.problems()}, inbound reader ${reader.problems()}, webhooks ` +
           `${webhooks.problems()}`,
       ].join('\n'),
@@ -345,6 +348,15 @@ async function startChild(
     });
   });
   return { child, line, problems: () => problems };
+}
+
+/** The records on the first retry topic: calls set aside, or failed before the hook answered (it answers 200). */
+async function setAside(): Promise<number> {
+  return withAdmin(store.kafka, async (admin) => {
+    const topic = webhookRetryTopic(topics, 1);
+    if (!(await admin.listTopics()).includes(topic)) return 0;
+    return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
+  });
 }
 
 /** Stops the apps and removes what the run made: topics, groups, the organization in the accounts view. */
