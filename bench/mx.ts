@@ -35,8 +35,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import type { MessageEvent } from '@sendline/domain';
@@ -62,7 +60,8 @@ import {
 } from '@sendline/infra';
 import { startProjector } from '@sendline/projector';
 import { accepted, delivered, sent } from '../test/projector/support';
-import { benchTopics, cpuMs, percentile, PROFILE_FLAGS } from './support';
+import { benchTopics, cpuMs, machineCpu, ownCpuMs, peakRssMb, percentile, PROFILE_FLAGS, servicePids } from './support';
+import { dataOf, SmtpClient } from './smtpClient';
 
 const [dsnsArgument, connectionsArgument] = process.argv.slice(2);
 const DSNS = Number(dsnsArgument ?? process.env.BENCH_DSNS ?? 5000);
@@ -384,109 +383,6 @@ async function phase(
   return { results, started, answered, visible, refused, seconds: (performance.now() - started) / 1000 };
 }
 
-/** A message as DATA sends it: dot-stuffed (RFC 5321 4.5.2), ending with CRLF.CRLF. */
-function dataOf(raw: Buffer): Buffer {
-  const stuffed = raw.toString('latin1').replace(/(^|\r\n)\./g, '$1..');
-  return Buffer.from(`${stuffed}${stuffed.endsWith('\r\n') ? '' : '\r\n'}.\r\n`, 'latin1');
-}
-
-/** One SMTP reply: its code and its text lines joined. */
-interface Reply {
-  code: number;
-  text: string;
-}
-
-/**
- * The client side of a remote server sending us its reports over one connection: EHLO once, then per message MAIL
- * FROM:<>, RCPT TO and DATA, written together when `pipelining` (RFC 2920, as Postfix does when the server
- * announces PIPELINING, which ours does) or one at a time, then the message. Only what the benchmark needs: one
- * recipient, no TLS, no retry.
- */
-class SmtpClient {
-  private buffer = '';
-  private readonly replies: Reply[] = [];
-  private readonly waiters: ((reply: Reply) => void)[] = [];
-
-  private constructor(private readonly socket: Socket) {
-    socket.setEncoding('latin1');
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: string) => this.read(chunk));
-    socket.on('error', () => undefined);
-  }
-
-  static async open(port: number): Promise<SmtpClient> {
-    const socket = connect({ host: '127.0.0.1', port });
-    await new Promise<void>((resolve, reject) => {
-      socket.once('connect', resolve);
-      socket.once('error', reject);
-    });
-    const client = new SmtpClient(socket);
-    const greeting = await client.reply();
-    if (greeting.code !== 220) throw new Error(`the MX greeted ${greeting.code} ${greeting.text}`);
-    const ehlo = await client.command('EHLO mx.dest.example.net');
-    if (ehlo.code !== 250) throw new Error(`the MX answered EHLO ${ehlo.code} ${ehlo.text}`);
-    return client;
-  }
-
-  private read(chunk: string): void {
-    this.buffer += chunk;
-    let end: number;
-    let text = '';
-    while ((end = this.buffer.indexOf('\r\n')) >= 0) {
-      const line = this.buffer.slice(0, end);
-      this.buffer = this.buffer.slice(end + 2);
-      text += (text ? '\n' : '') + line.slice(4);
-      if (line[3] === '-') continue;
-      const reply = { code: Number(line.slice(0, 3)), text };
-      text = '';
-      const waiter = this.waiters.shift();
-      if (waiter) waiter(reply);
-      else this.replies.push(reply);
-    }
-  }
-
-  private reply(): Promise<Reply> {
-    const queued = this.replies.shift();
-    if (queued) return Promise.resolve(queued);
-    return new Promise((resolve) => this.waiters.push(resolve));
-  }
-
-  private command(line: string): Promise<Reply> {
-    this.socket.write(`${line}\r\n`);
-    return this.reply();
-  }
-
-  /** One message to `to`; `onData` is called as DATA is written. The reply to the message's end, or the refusal. */
-  async send(to: string, data: Buffer, pipelining: boolean, onData: () => void): Promise<Reply> {
-    let replies: Reply[];
-    if (pipelining) {
-      onData();
-      this.socket.write(`MAIL FROM:<>\r\nRCPT TO:<${to}>\r\nDATA\r\n`);
-      replies = [await this.reply(), await this.reply(), await this.reply()];
-    } else {
-      replies = [await this.command('MAIL FROM:<>'), await this.command(`RCPT TO:<${to}>`)];
-      if (replies.every((reply) => reply.code === 250)) {
-        onData();
-        replies.push(await this.command('DATA'));
-      }
-    }
-    const refusal = replies.find((reply) => reply.code !== 250 && reply.code !== 354);
-    if (refusal || replies.length < 3) {
-      // A DATA taken after a refused RCPT (pipelining) gets an empty message, which the server refuses.
-      if (replies[2]?.code === 354) await this.command('.');
-      await this.command('RSET');
-      return refusal ?? replies.at(-1)!;
-    }
-    this.socket.write(data);
-    return this.reply();
-  }
-
-  async quit(): Promise<void> {
-    await this.command('QUIT');
-    this.socket.destroy();
-  }
-}
-
 /** p50 / p95 / p99 / max of durations in ms. */
 function figures(durations: number[]): string {
   const sorted = [...durations].sort((a, b) => a - b);
@@ -544,44 +440,6 @@ async function countLogged(): Promise<{ hardBounced: number; suppressionsAdded: 
     return (await admin.fetchTopicOffsets(topic)).reduce((sum, p) => sum + Number(p.high) - Number(p.low), 0);
   });
   return { hardBounced, suppressionsAdded, deadLetters };
-}
-
-/** The machine's CPU time so far, in clock ticks: busy (not idle or waiting on I/O) and in all, over all cores. */
-function machineCpu(): { busy: number; total: number; cores: number } {
-  const lines = readFileSync('/proc/stat', 'utf8').split('\n');
-  const fields = lines[0]!.split(/\s+/).slice(1).map(Number);
-  const total = fields.slice(0, 8).reduce((sum, value) => sum + value, 0);
-  const idle = fields[3]! + fields[4]!;
-  return { busy: total - idle, total, cores: lines.filter((line) => /^cpu\d/.test(line)).length };
-}
-
-/** This process's CPU time so far, ms. */
-function ownCpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
-/** The services' processes when this machine runs them (infra/local's pid files), for the CPU figures. */
-function servicePids(): { name: string; pid: number }[] {
-  const runDir = `${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run`;
-  try {
-    return readdirSync(runDir)
-      .filter((file) => /^(kafka(-\d+)?|clickhouse|redis)\.pid$/.test(file))
-      .sort()
-      .map((file) => ({ name: file.replace(/\.pid$/, ''), pid: Number(readFileSync(`${runDir}/${file}`, 'utf8')) }));
-  } catch {
-    return [];
-  }
-}
-
-/** A process's peak resident set (VmHWM), in MB. */
-function peakRssMb(p: { pid?: number | undefined }): number {
-  try {
-    const status = readFileSync(`/proc/${p.pid}/status`, 'utf8');
-    return Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024);
-  } catch {
-    return NaN;
-  }
 }
 
 /** Stops the apps and removes what the run made: topics, groups, the database, the suppressions of its organization. */

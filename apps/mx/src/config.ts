@@ -32,7 +32,10 @@ export interface MxConfig {
   closeTimeoutMs: number;
   /** How long a message waits for Kafka's acknowledgement before it is answered 451 4.3.0. */
   appendTimeoutMs: number;
-  /** How long the sending domains read from the accounts view are used before they are read again. */
+  /**
+   * How long the sending domains, and the inbound addresses found, read from the accounts view are used before they
+   * are read again.
+   */
   domainCacheMs: number;
   returnPath: ReturnPathNames;
   /** The service's inbound domain (SENDLINE_INBOUND_DOMAIN): mail to an organization's inbound address there is taken. */

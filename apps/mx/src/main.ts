@@ -18,6 +18,7 @@ import {
 } from '@sendline/infra';
 import { mxConfigFromEnv } from './config';
 import { MxServer } from './server';
+import { CachedInboundAddresses } from './inboundAddresses';
 import { CachedReturnPathHosts } from './returnPathHosts';
 
 loadLocalServicesEnv();
@@ -43,7 +44,10 @@ const mx = await MxServer.start({
     load: () => accounts.allReturnPathHosts(),
     ttlMs: config.domainCacheMs,
   }),
-  inboundAddresses: { organizationOf: (inboundHash) => accounts.organizationOfInboundHash(inboundHash) },
+  inboundAddresses: new CachedInboundAddresses({
+    load: (inboundHash) => accounts.organizationOfInboundHash(inboundHash),
+    ttlMs: config.domainCacheMs,
+  }),
   inboundDomains: { organizationOfDomain: (domain) => accounts.organizationOfInboundDomain(domain) },
   tokenKey: returnPathKey(secretKeyFromEnv()),
   logger,

@@ -121,8 +121,7 @@ export async function authenticateInboundMail(
   envelope: { remoteAddress: string; heloName: string; envelopeFrom: string },
   options: { mta: string; dns?: DnsResolverOptions },
 ): Promise<InboundAuthentication> {
-  const resolver = new Resolver({ timeout: options.dns?.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS, tries: 1 });
-  if (options.dns?.servers && options.dns.servers.length > 0) resolver.setServers([...options.dns.servers]);
+  const resolver = resolverOf(options.dns);
   const resolve = (name: string, rrtype: string) => resolver.resolve(name, rrtype as 'TXT') as Promise<never>;
   const check = authenticate(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), {
     ip: envelope.remoteAddress.replace(/^::ffff:/, ''),
@@ -160,6 +159,24 @@ export async function authenticateInboundMail(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * One resolver per DNS setting, kept: a resolver is a c-ares channel of its own, and making one (with its servers) for
+ * every message cost the reader more CPU than the message's three lookups.
+ */
+const resolvers = new Map<string, Resolver>();
+function resolverOf(dns: DnsResolverOptions | undefined): Resolver {
+  const timeout = dns?.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS;
+  const servers = dns?.servers ?? [];
+  const key = `${timeout} ${servers.join(',')}`;
+  let resolver = resolvers.get(key);
+  if (!resolver) {
+    resolver = new Resolver({ timeout, tries: 1 });
+    if (servers.length > 0) resolver.setServers([...servers]);
+    resolvers.set(key, resolver);
+  }
+  return resolver;
 }
 
 /** `Name: value\r\n continued` lines as { name, value }, unfolded. */
