@@ -24,11 +24,12 @@
  *
  * Reported per phase: delivered/s (messages received at the sink ÷ first send → last message received), the CPU ms
  * per message of each process (from /proc: the API, the sender copies together, the sink, the three brokers, Redis,
- * the registry, this process), the cores the senders used, how busy the machine was and how much of that was other
- * work (processes not of this run: the machine may be shared), Redis's used memory and the brokers' disk per 1,000
- * messages, and duplicates: messages the sink received twice (the same Message-ID, `<messageId@domain>`). Per
- * configuration: the partitions each copy was assigned, the messages each delivered, the copies of a MessageAccepted
- * the senders skipped, and each copy's peak memory.
+ * the registry, this process), the cores the senders and the whole run used (delivered/s ≈ the run's cores ÷ its
+ * CPU per message: where the path saturates the machine, the rate follows the CPU the run got), how busy the machine
+ * was and how much of that was other work (processes not of this run: the machine may be shared), Redis's used
+ * memory and the brokers' disk per 1,000 messages, and duplicates: messages the sink received twice (the same
+ * Message-ID, `<messageId@domain>`). Per configuration: the partitions each copy was assigned, the messages each
+ * delivered, the copies of a MessageAccepted the senders skipped, and each copy's peak memory.
  *
  * Before the configurations, BENCH_WARM_UP_S (15) seconds of 200 msg/s go through the whole path with a sender of
  * its own, unmeasured: the brokers were just started, and a fresh Kafka spends much of its CPU in its JIT compiler
@@ -447,6 +448,8 @@ async function scale(
         load: perMessage(used.load!),
         'all of this run': perMessage(ours),
         'sender cores': (used.senders! / 1000 / span).toFixed(2),
+        // The rate follows from these two: delivered/s ≈ this run's cores ÷ its CPU ms a message × 1000.
+        'run cores': (ours / 1000 / span).toFixed(2),
         'machine busy': `${Math.round((busy / (span * 1000 * machine.cores)) * 100)}%`,
         'others (cores)': (Math.max(0, busy - ours) / 1000 / span).toFixed(2),
         'redis KB/1k msgs': Math.round(redisGrew / 1024 / (delivered / 1000)),
@@ -521,6 +524,7 @@ async function scale(
         'CPU ms/msg senders': r['CPU ms/msg senders'],
         'sender cores': r['sender cores'],
         'all of this run': r['all of this run'],
+        'run cores': r['run cores'],
         'machine busy': r['machine busy'],
         'others (cores)': r['others (cores)'],
       })),
