@@ -195,13 +195,18 @@ async function scale(
   });
   try {
     await store.ensureTopics(topicConfigs(addresses.topics));
-    const partitions = await withAdmin(store.kafka, async (admin) =>
-      (await admin.fetchTopicMetadata({ topics: [store.topics.messages] })).topics[0]!.partitions.map((p) => ({
-        partition: p.partitionId,
-        leader: p.leader,
-        replicas: p.replicas.length,
-      })),
-    );
+    // Asked again while a broker has not heard of the new topic yet ("does not host this topic-partition").
+    const partitions = await withAdmin(store.kafka, async (admin) => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const { topics } = await admin.fetchTopicMetadata({ topics: [store.topics.messages] });
+          return topics[0]!.partitions.map((p) => ({ leader: p.leader, replicas: p.replicas.length }));
+        } catch (error) {
+          if (attempt >= 50) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      }
+    });
     progress(
       `brokers: ${addresses.kafkaBrokers.join(', ')}; ${store.topics.messages}: ${partitions.length} partitions, ` +
         `leaders on brokers ${[...new Set(partitions.map((p) => p.leader))].sort().join(', ')}, ` +
@@ -472,8 +477,10 @@ async function scale(
       progress(`  warmed (${warmed} messages); partitions of email.messages by copy: ${assigned.join(' | ')}`);
       const rows: Row[] = [];
       if (measured) {
-        if (RATE > 0) rows.push(await measure(`${copies}× at ${RATE}/s`, senders, () => openLoop(RATE, RATE_S)));
-        if (MESSAGES > 0) rows.push(await measure(`${copies}× backlog`, senders, () => flatOut(MESSAGES)));
+        // Named with the configuration's number when BENCH_COPIES repeats one ("3: 1× backlog").
+        const label = (phase: string) => `${COPIES.length > 2 ? `${name.split('-')[0]}: ` : ''}${copies}× ${phase}`;
+        if (RATE > 0) rows.push(await measure(label(`at ${RATE}/s`), senders, () => openLoop(RATE, RATE_S)));
+        if (MESSAGES > 0) rows.push(await measure(label('backlog'), senders, () => flatOut(MESSAGES)));
       }
       const rss = senders.map((s) => peakRssMb(s.pid));
       await Promise.all(senders.map(stopProcess));
