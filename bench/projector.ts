@@ -12,6 +12,7 @@
  * messages (4 events each; default 250,000 → 1,000,000 events).
  */
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { MessageEvent, SuppressionEvent } from '@sendline/domain';
 import {
@@ -29,7 +30,7 @@ import {
 } from '@sendline/infra';
 import { replayView } from '@sendline/application';
 import { startProjector, type RunningProjector } from '@sendline/projector';
-import { benchTopics } from './support';
+import { benchTopics, cpuMs } from './support';
 
 loadLocalServicesEnv();
 const addresses = serviceAddresses();
@@ -228,6 +229,38 @@ async function project(projection: ProjectionName, events: number): Promise<{ se
   return { seconds, perSecond: Math.round(events / seconds) };
 }
 
+/**
+ * CPU ms per 1,000 events of this process (the projector or the replay; the appends are done before) and of the local
+ * services (infra/local's pid files; '-' when they run elsewhere), while `work` runs.
+ */
+const servicePids = (() => {
+  const runDir = `${process.env.SENDLINE_LOCAL_DIR ?? '.local'}/run`;
+  try {
+    return readdirSync(runDir)
+      .filter((file) => /^(kafka(-\d+)?|clickhouse|redis)\.pid$/.test(file))
+      .map((file) => ({ name: file.replace(/\.pid$/, ''), pid: Number(readFileSync(`${runDir}/${file}`, 'utf8')) }));
+  } catch {
+    return [];
+  }
+})();
+function cpuNow(): Record<string, number> {
+  const { user, system } = process.cpuUsage();
+  const services: Record<string, number> = { kafka: 0, clickhouse: 0, redis: 0 };
+  for (const { name, pid } of servicePids) services[name.replace(/-\d+$/, '')]! += cpuMs({ pid });
+  return { 'this process': (user + system) / 1000, ...services };
+}
+function cpuPerThousand(before: Record<string, number>, events: number): Record<string, string> {
+  const after = cpuNow();
+  return Object.fromEntries(
+    Object.keys(after).map((name) => [
+      `CPU ms/1k events: ${name}`,
+      servicePids.length === 0 && name !== 'this process'
+        ? '-'
+        : ((after[name]! - before[name]!) / (events / 1000)).toFixed(0),
+    ]),
+  );
+}
+
 const rows: Record<string, string | number>[] = [];
 try {
   await store.ensureTopics(topicConfigs(topics, 6));
@@ -244,12 +277,28 @@ try {
     }
   });
   console.error(`appended ${appendedMessages.events} message events in ${appendedMessages.seconds.toFixed(1)} s`);
+  const beforeActivity = cpuNow();
   const activity = await project('activity', appendedMessages.events);
   rows.push({
     case: `live projector → ClickHouse (${appendedMessages.events.toLocaleString('en')} message events, backlog)`,
     seconds: activity.seconds.toFixed(1),
     'events/s': activity.perSecond,
+    ...cpuPerThousand(beforeActivity, appendedMessages.events),
   });
+
+  // What the activity store holds per message on disk (compressed), once the live projection caught up.
+  const disk = await (
+    await clickhouse.query({
+      // The database's name is the run's own (`bench_projector_<hex>`): this ClickHouse takes no query parameters.
+      query: `SELECT table, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
+              WHERE active AND database = '${database}' GROUP BY table ORDER BY bytes DESC`,
+      format: 'JSONEachRow',
+    })
+  ).json<{ table: string; rows: string; bytes: string }>();
+  const onDisk = disk
+    .filter((t) => Number(t.bytes) > 0)
+    .map((t) => `${t.table} ${Math.round(Number(t.bytes) / MESSAGES)} B/message (${t.rows} rows)`);
+  console.error(`ClickHouse on disk after the live projection: ${onDisk.join(', ')}`);
 
   const appendedSuppressions = await appendAll(function* () {
     for (let first = 0; first < SUPPRESSIONS; first += 10_000) {
@@ -267,13 +316,16 @@ try {
   console.error(
     `appended ${appendedSuppressions.events} suppression events in ${appendedSuppressions.seconds.toFixed(1)} s`,
   );
+  const beforeSuppressions = cpuNow();
   const suppressions = await project('suppressions', appendedSuppressions.events);
   rows.push({
     case: `live projector → Redis (${appendedSuppressions.events.toLocaleString('en')} suppression events, backlog)`,
     seconds: suppressions.seconds.toFixed(1),
     'events/s': suppressions.perSecond,
+    ...cpuPerThousand(beforeSuppressions, appendedSuppressions.events),
   });
 
+  const beforeReplay = cpuNow();
   const replayed = await replayView('activity', {
     store,
     clickhouse,
@@ -290,6 +342,7 @@ try {
     case: `replay activity: whole run (rebuild, compare ${replayed.organizations.rebuilt} organizations, swap): ${replayed.swapped ? 'swapped' : 'NOT swapped'}`,
     seconds: (replayed.durationMs / 1000).toFixed(1),
     'events/s': Math.round((replayed.events / replayed.durationMs) * 1000),
+    ...cpuPerThousand(beforeReplay, replayed.events),
   });
   const replayedSuppressions = await replayView('suppressions', {
     store,
