@@ -21,7 +21,18 @@ const store = new EventStore({
 });
 const started = Date.now();
 try {
-  await store.ensureTopics(topicConfigs(store.topics));
+  const topics = topicConfigs(store.topics);
+  await store.ensureTopics(topics);
+  // A topic whose partitions differ from the setting (SENDLINE_KAFKA_PARTITIONS, or one grown by hand) is reported,
+  // never changed here: growing moves keys (docs/scaling.md).
+  const mismatches = await store.partitionMismatches(topics);
+  if (mismatches.length > 0) {
+    for (const { topic, configured, actual } of mismatches) {
+      console.error(`topic ${topic} has ${actual} partitions; the configuration says ${configured}`);
+    }
+    console.error('see docs/scaling.md before changing partitions');
+    process.exitCode = 1;
+  }
   const registered = await registerEventSchemas(store.codec, store.topics, {
     onRetry: (error, attempt, delayMs) =>
       console.log(
@@ -32,7 +43,7 @@ try {
   const applied = await migrate(clickhouse, addresses.clickhouseDatabase);
   await clickhouse.close();
   console.log(
-    `provisioned in ${Date.now() - started} ms: topics ${Object.values(store.topics).join(', ')}; ${registered} event schemas; ` +
+    `provisioned in ${Date.now() - started} ms: topics ${topics.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}; ${registered} event schemas; ` +
       `ClickHouse ${addresses.clickhouseDatabase} migrations applied now: ${applied.length ? applied.join(', ') : 'none (up to date)'}`,
   );
 } finally {
