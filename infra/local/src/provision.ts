@@ -14,25 +14,22 @@ import {
 } from '@sendline/infra';
 
 const addresses = serviceAddresses();
-const store = new EventStore({
-  brokers: addresses.kafkaBrokers,
-  registryUrl: addresses.schemaRegistryUrl,
-  clientId: 'provision',
-});
+// The topics of the configuration: the real ones, or their copies under SENDLINE_TOPIC_PREFIX.
+const store = EventStore.at(addresses, 'provision');
 const started = Date.now();
 try {
   const topics = topicConfigs(store.topics);
-  await store.ensureTopics(topics);
-  // A topic whose partitions differ from the setting (SENDLINE_KAFKA_PARTITIONS, or one grown by hand) is reported,
-  // never changed here: growing moves keys (docs/scaling.md).
+  // An existing topic whose partitions differ from the setting (SENDLINE_KAFKA_PARTITIONS, or one grown by hand) is
+  // reported and provisioning stops there, changing nothing: growing a topic moves keys (docs/scaling.md).
   const mismatches = await store.partitionMismatches(topics);
   if (mismatches.length > 0) {
     for (const { topic, configured, actual } of mismatches) {
       console.error(`topic ${topic} has ${actual} partitions; the configuration says ${configured}`);
     }
-    console.error('see docs/scaling.md before changing partitions');
-    process.exitCode = 1;
+    console.error('provisioning stopped: see docs/scaling.md before changing partitions');
+    process.exit(1);
   }
+  await store.ensureTopics(topics);
   const registered = await registerEventSchemas(store.codec, store.topics, {
     onRetry: (error, attempt, delayMs) =>
       console.log(

@@ -248,7 +248,7 @@ export interface PartitionMismatch {
 
 /**
  * The existing topics among `configs` whose partition count differs from their configuration's (topics not created
- * yet are left out: `ensureTopics` creates them as configured). Provisioning reports them and fails: the apps would
+ * yet are left out: `ensureTopics` creates them as configured). Provisioning reports them and stops: the apps would
  * run, but the copies that can share a topic are not what the configuration says, and a topic grown by hand has moved
  * keys (see `topicPartitionsFromEnv`).
  */
