@@ -280,6 +280,8 @@ describe('two copies of every app, one of each killed mid-load', () => {
           copy,
           keyedLoad({
             baseUrl: apiUrls.get(copy)!,
+            // A send the killed copy does not answer is sent again, with its key, to the other.
+            otherBaseUrls: COPIES.filter((other) => other !== copy).map((other) => apiUrls.get(other)!),
             apiKey: org.liveKey,
             count: PER_API,
             ratePerSecond: RATE_PER_API,
@@ -337,10 +339,11 @@ describe('two copies of every app, one of each killed mid-load', () => {
       // What each copy did before the kill: API answers, and per group the offsets committed on the partitions it held.
       const workBeforeKill: Record<string, Record<Copy, unknown>> = {};
       for (const copy of COPIES) {
-        const answers = sendsByCopy.get(copy)!.flatMap((send) => send.answers);
-        (workBeforeKill.api ??= {} as Record<Copy, unknown>)[copy] = answers.filter(
-          (answer) => answer.status === 200 && answer.at + answer.ms < killedAt,
-        ).length;
+        // The 200s each copy gave before the kill (whichever load's send it was).
+        (workBeforeKill.api ??= {} as Record<Copy, unknown>)[copy] = sends
+          .flatMap((send) => send.answers)
+          .filter((answer) => answer.baseUrl === apiUrls.get(copy) && answer.status === 200)
+          .filter((answer) => answer.at + answer.ms < killedAt).length;
       }
       for (const group of allGroups) {
         workBeforeKill[group] = Object.fromEntries(
@@ -450,6 +453,13 @@ describe('two copies of every app, one of each killed mid-load', () => {
         `two copies: ${JSON.stringify({
           ...summary,
           bounced: bouncing.size,
+          // Sends one copy's load started that the other copy accepted (after no answer from the first).
+          acceptedByTheOtherCopy: COPIES.map(
+            (copy) =>
+              sendsByCopy
+                .get(copy)!
+                .filter((send) => send.answers.at(-1)?.baseUrl !== apiUrls.get(copy) && send.messageId).length,
+          ),
           readyMs: readyAt - started,
           killedAtMs: Math.round(killedAt - readyAt),
           restartedMs: restartedAt - Math.round(killedAt),
