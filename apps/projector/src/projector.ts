@@ -211,7 +211,7 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
           ...(projected.positions ? { positions: projected.positions } : {}),
           // The activity writer keeps the rows of messages in progress in memory; after a rebalance the partitions
           // it holds may have been another copy's, whose writes those rows do not show: read back from ClickHouse.
-          ...(projected.writer ? { onAssigned: () => projected.writer!.clearCache() } : {}),
+          ...(projected.writer ? { onAssigned: () => projected.writer!.forgetRows() } : {}),
           onError: (error, item) => {
             metrics.failures.inc({ projection });
             logger.warn(
