@@ -53,6 +53,11 @@ import {
 const PER_API = 1000;
 const RATE_PER_API = 50;
 const KILL_AFTER_MS = 8000;
+/**
+ * How long after the kill the mail server may answer a transaction the killed sender had finished sending (its 250
+ * then reaches no one): 0.8–17 ms in senderLoad.test.ts, up to 361 ms here on a machine at load average 20.
+ */
+const LOST_REPLY_MS = 2000;
 const COPIES = ['a', 'b'] as const;
 type Copy = (typeof COPIES)[number];
 
@@ -409,10 +414,13 @@ describe('two copies of every app, one of each killed mid-load', () => {
       }
       const repeatedCalls = [...timesByCallId.values()].filter((times) => times.length > 1);
 
-      // Delivered twice: only a copy whose first 250 came within the guard window before the kill, or after it (the
-      // lost reply SMTP cannot tell).
+      // Delivered twice: only a copy whose first 250 came within the guard window before the kill, or just after it
+      // (SMTP's lost reply: the killed copy had sent the final dot, the server answered once it got to it). A copy
+      // whose first 250 came later than that was sent by two live copies at once (a rebalance), which nothing excuses.
       const twice = answered.copiedTwice(killedAt);
-      const unexplained = twice.filter((copy) => copy.copies > 2 || copy.beforeKillMs > GUARD_WINDOW_MS);
+      const unexplained = twice.filter(
+        (copy) => copy.copies > 2 || copy.beforeKillMs > GUARD_WINDOW_MS || copy.beforeKillMs < -LOST_REPLY_MS,
+      );
 
       // Every view equal to a replay of its topics, and the allowance equal to the log.
       const views: ReplayableView[] = ['suppressions', 'accounts', 'allowance', 'activity'];
