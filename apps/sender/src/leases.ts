@@ -67,15 +67,16 @@ export class MessageLeases {
     };
   }
 
+  /**
+   * The script on each key, the commands written back to back on the connection (one round trip's wait in all), and
+   * not as one pipeline: on a Redis Cluster the keys of one run are in many slots, which a pipeline may not span.
+   */
   private async each(keys: string[], script: string, token: string, ttlMs?: number): Promise<boolean[]> {
-    if (keys.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const key of keys) {
-      if (ttlMs === undefined) pipeline.eval(script, 1, key, token);
-      else pipeline.eval(script, 1, key, token, String(ttlMs));
-    }
-    const results = (await pipeline.exec().catch((cause: unknown) => failed(cause))) ?? [];
-    return results.map(([error, value]) => (error ? failed(error) : value === 1));
+    const args = ttlMs === undefined ? [token] : [token, String(ttlMs)];
+    const results = await Promise.all(keys.map((key) => this.redis.eval(script, 1, key, ...args))).catch(
+      (cause: unknown) => failed(cause),
+    );
+    return results.map((value) => value === 1);
   }
 }
 
