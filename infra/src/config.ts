@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { defaultTopicNames, prefixedTopicNames, type TopicNames } from './kafka/topics';
 
@@ -31,6 +32,37 @@ export function serviceAddresses(env: NodeJS.ProcessEnv = process.env): ServiceA
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     topics: env.SENDLINE_TOPIC_PREFIX ? prefixedTopicNames(env.SENDLINE_TOPIC_PREFIX) : defaultTopicNames,
   };
+}
+
+/**
+ * This copy of an app among its copies: SENDLINE_INSTANCE_ID when set (letters, digits, `.`, `_`, `-`; at most 64),
+ * else `<host name>-<pid>`, which no two running processes share. Every copy of an app joins the same consumer groups
+ * (that is how they split the partitions); this id tells them apart in Kafka (client id, hence member id in a
+ * group's description) and in their logs. A process manager that restarts a copy in place (systemd, Kubernetes) may
+ * set it to the unit's or the pod's name; two copies running at once must never share one.
+ */
+export function instanceIdFromEnv(env: NodeJS.ProcessEnv = process.env, pid = process.pid): string {
+  const set = env.SENDLINE_INSTANCE_ID?.trim();
+  if (set) {
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(set)) {
+      throw new Error(
+        `SENDLINE_INSTANCE_ID must be 1 to 64 letters, digits, '.', '_' or '-', not ${JSON.stringify(set)}`,
+      );
+    }
+    return set;
+  }
+  return `${hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 48)}-${pid}`;
+}
+
+/**
+ * An app's Kafka client id: `<app>-<instance id>` (see `instanceIdFromEnv`), plus `-w<n>` for the n-th worker of an
+ * app that runs several processes under one instance (the API's workers). Kafka's logs, quotas and a group's
+ * description (`admin describe-groups`) then name the copy that holds each partition.
+ */
+export function kafkaClientId(app: string, env: NodeJS.ProcessEnv = process.env, worker?: number): string {
+  return `${app}-${instanceIdFromEnv(env)}${worker === undefined ? '' : `-w${worker}`}`;
 }
 
 /**

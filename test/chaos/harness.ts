@@ -170,6 +170,8 @@ export interface Answer {
   retryAfter?: number;
   at: number;
   ms: number;
+  /** Where the request went, when the load had several copies of the API (`KeyedLoadOptions.otherBaseUrls`). */
+  baseUrl?: string;
 }
 
 /** One POST on a connection of its own (so a dead worker's connections are not reused). */
@@ -241,6 +243,12 @@ export interface KeyedSend {
 
 export interface KeyedLoadOptions {
   baseUrl: string;
+  /**
+   * Other copies of the API: after an attempt that got no answer (refused, reset, timed out) the send's next attempt
+   * goes to the next copy, with the same key, as a load balancer that drops a dead backend does. Each answer then
+   * says which copy gave it.
+   */
+  otherBaseUrls?: string[];
   apiKey: string;
   /** How many sends (each with its own Idempotency-Key). */
   count: number;
@@ -281,17 +289,21 @@ export async function keyedLoad(options: KeyedLoadOptions): Promise<KeyedSend[]>
     stopRetryingAt = Math.max(stopRetryingAt, Date.now() + options.retryForMs);
     const send: KeyedSend = { key: randomUUID(), body: options.message(i), answers: [] };
     sends.push(send);
+    const copies = [options.baseUrl, ...(options.otherBaseUrls ?? [])];
+    let copy = 0;
     const sending = (async () => {
       for (;;) {
+        const baseUrl = copies[copy]!;
         const answer = await post(
-          options.baseUrl,
+          baseUrl,
           '/email',
           options.apiKey,
           send.body,
           { 'Idempotency-Key': send.key },
           options.requestTimeoutMs,
         );
-        send.answers.push(answer);
+        send.answers.push(copies.length > 1 ? { ...answer, baseUrl } : answer);
+        if (answer.status === 0) copy = (copy + 1) % copies.length;
         if (answer.status === 200) send.messageId = answer.body.MessageID;
         if (answer.status !== 0 && answer.status < 500) return;
         if (Date.now() > stopRetryingAt) return;

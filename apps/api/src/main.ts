@@ -22,13 +22,16 @@ if (cluster.isPrimary) {
     process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), logger: 'api', ...fields })}\n`),
   );
 } else {
-  const { serviceAddresses } = await import('@sendline/infra');
+  const { kafkaClientId, serviceAddresses } = await import('@sendline/infra');
   const { buildApi } = await import('./app');
   const { connectApiDependencies } = await import('./dependencies');
   const port = Number(process.env.SENDLINE_API_PORT ?? process.env.PORT ?? 3000);
   const host = process.env.SENDLINE_API_HOST ?? '127.0.0.1';
 
-  const { deps, disconnect } = connectApiDependencies(serviceAddresses());
+  // Each worker is its own Kafka client: `api-<instance>-w<n>` (SENDLINE_INSTANCE_ID, docs/scaling.md).
+  const { deps, disconnect } = connectApiDependencies(serviceAddresses(), {
+    clientId: kafkaClientId('api', process.env, cluster.worker?.id),
+  });
   const app = await buildApi(deps, {
     logger: {
       level: process.env.LOG_LEVEL ?? 'info',

@@ -4,7 +4,14 @@
  * posting to the organization's InboundHookUrl (the webhooks process makes the calls). Stops gracefully on
  * SIGTERM/SIGINT: the batch in hand finishes or is handed back uncommitted.
  */
-import { AccountsView, createRedis, EventStore, loadLocalServicesEnv, serviceAddresses } from '@sendline/infra';
+import {
+  AccountsView,
+  createRedis,
+  EventStore,
+  kafkaClientId,
+  loadLocalServicesEnv,
+  serviceAddresses,
+} from '@sendline/infra';
 import { pino } from 'pino';
 import { inboundConfigFromEnv } from './config';
 import { InboundReader } from './reader';
@@ -13,7 +20,7 @@ loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'inbound' } });
 const config = inboundConfigFromEnv();
 const addresses = serviceAddresses();
-const store = EventStore.at(addresses, 'inbound');
+const store = EventStore.at(addresses, kafkaClientId('inbound'));
 const redis = createRedis(addresses.redisUrl);
 
 const { consumer } = await InboundReader.start({

@@ -10,6 +10,7 @@ import {
   createRedis,
   describeCause,
   EventStore,
+  kafkaClientId,
   loadLocalServicesEnv,
   returnPathKey,
   secretKeyFromEnv,
@@ -25,7 +26,7 @@ loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'mx' } });
 const config = mxConfigFromEnv();
 const addresses = serviceAddresses();
-const store = EventStore.at(addresses, 'sendline-mx', { appendTimeoutMs: config.appendTimeoutMs });
+const store = EventStore.at(addresses, kafkaClientId('sendline-mx'), { appendTimeoutMs: config.appendTimeoutMs });
 const redis = createRedis(addresses.redisUrl);
 const accounts = new AccountsView(redis);
 

@@ -5,12 +5,14 @@
  * hourly, and serves its metrics (lag per partition) on 127.0.0.1. On SIGTERM or
  * SIGINT it stops consuming, writes what it holds, and exits.
  */
+import type { AddressInfo } from 'node:net';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { pino } from 'pino';
 import {
   createClickHouse,
   createRedis,
   EventStore,
+  kafkaClientId,
   loadLocalServicesEnv,
   migrate,
   serviceAddresses,
@@ -24,7 +26,8 @@ const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: '
 const addresses = serviceAddresses();
 const { metricsPort, sessionTimeoutMs, groupPrefix } = projectorConfigFromEnv();
 
-const store = EventStore.at(addresses, 'projector');
+const clientId = kafkaClientId('projector');
+const store = EventStore.at(addresses, clientId);
 const redis = createRedis(addresses.redisUrl);
 const clickhouse = createClickHouse(addresses.clickhouseUrl);
 const registry = new Registry();
@@ -43,8 +46,15 @@ const projector = await startProjector({
   groupPrefix,
 });
 const server = await serveMetrics(registry, metricsPort);
+// With SENDLINE_PROJECTOR_METRICS_PORT=0 (several copies on one machine) the port is the one the system picked.
+const { port } = server.address() as AddressInfo;
 logger.info(
-  { metrics: `http://127.0.0.1:${metricsPort}/metrics`, groups: projector.groups, archiver: projector.archiverGroup },
+  {
+    metrics: `http://127.0.0.1:${port}/metrics`,
+    clientId,
+    groups: projector.groups,
+    archiver: projector.archiverGroup,
+  },
   'projector running',
 );
 void projector.refreshLag().catch(() => undefined);

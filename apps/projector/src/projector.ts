@@ -209,6 +209,9 @@ export async function startProjector(options: ProjectorOptions): Promise<Running
           // A Redis view resumes from its own position, not from the group's committed offset (the activity
           // store in ClickHouse is idempotent by its table engine and keeps the group's offsets).
           ...(projected.positions ? { positions: projected.positions } : {}),
+          // The activity writer keeps the rows of messages in progress in memory; after a rebalance the partitions
+          // it holds may have been another copy's, whose writes those rows do not show: read back from ClickHouse.
+          ...(projected.writer ? { onAssigned: () => projected.writer!.forgetRows() } : {}),
           onError: (error, item) => {
             metrics.failures.inc({ projection });
             logger.warn(

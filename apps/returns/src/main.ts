@@ -10,6 +10,7 @@ import {
   createRedis,
   inboundDomainFromEnv,
   EventStore,
+  kafkaClientId,
   loadLocalServicesEnv,
   readReturnedMail,
   ReturnedMessages,
@@ -26,7 +27,7 @@ loadLocalServicesEnv();
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { service: 'returns' } });
 const config = returnsConfigFromEnv();
 const addresses = serviceAddresses();
-const store = EventStore.at(addresses, 'returns');
+const store = EventStore.at(addresses, kafkaClientId('returns'));
 const redis = createRedis(addresses.redisUrl);
 const clickhouse = createClickHouse(addresses.clickhouseUrl);
 

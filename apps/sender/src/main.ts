@@ -3,7 +3,7 @@
  * environment (config.ts). Stops gracefully on SIGTERM/SIGINT: no new batch is taken, the work in hand
  * finishes or is handed back uncommitted, then the process exits.
  */
-import { loadLocalServicesEnv, secretKeyFromEnv, serviceAddresses } from '@sendline/infra';
+import { kafkaClientId, loadLocalServicesEnv, secretKeyFromEnv, serviceAddresses } from '@sendline/infra';
 import { senderConfigFromEnv } from './config';
 import { connectSenderDependencies } from './dependencies';
 import { defaultLog, Sender } from './sender';
@@ -11,7 +11,9 @@ import { defaultLog, Sender } from './sender';
 loadLocalServicesEnv();
 const log = defaultLog();
 const config = senderConfigFromEnv();
-const { deps, disconnect } = connectSenderDependencies(serviceAddresses());
+const { deps, disconnect } = connectSenderDependencies(serviceAddresses(), {
+  clientId: kafkaClientId('sender'),
+});
 
 const sender = await Sender.start({
   ...deps,

@@ -16,6 +16,7 @@ import type { DeliveryLedger } from './ledger';
 import type { Limiter } from './limiter';
 import { decideOutcomes } from './outcomes';
 import { planDelivery, type DeliveryJob, type Plan } from './plan';
+import type { MessageLeases } from './leases';
 
 export type { DeliveryJob } from './plan';
 
@@ -75,6 +76,8 @@ export interface PipelineDependencies {
   delivery: SmtpDelivery;
   suppressions: SuppressionView;
   limiter: Limiter;
+  /** One run of a message at a time across the sender's copies (leases.ts); without it, within this process only. */
+  leases?: MessageLeases;
   retryPolicy: RetryPolicy;
   now: () => number;
   random: () => number;
@@ -110,13 +113,23 @@ export class DeliveryPipeline {
       if (earlier.length === 0) break;
       await Promise.allSettled(earlier);
     }
-    // Registered in the same turn as the check above: a run waits only for runs that wait for nothing.
-    const attempt = this.attempt(jobs);
+    // Registered in the same turn as the check above: a run waits only for runs that wait for nothing. Across
+    // copies of the sender, the run holds its messages' leases (leases.ts) first.
+    const attempt = this.deps.leases ? this.leased(this.deps.leases, [...messageIds], jobs) : this.attempt(jobs);
     for (const id of messageIds) this.running.set(id, attempt);
     try {
       return await attempt;
     } finally {
       for (const id of messageIds) if (this.running.get(id) === attempt) this.running.delete(id);
+    }
+  }
+
+  private async leased(leases: MessageLeases, messageIds: string[], jobs: readonly DeliveryJob[]): Promise<RunReport> {
+    const held = await leases.hold(messageIds);
+    try {
+      return await this.attempt(jobs);
+    } finally {
+      await held.release();
     }
   }
 

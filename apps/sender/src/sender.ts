@@ -23,6 +23,7 @@ import { DeliveryLedger } from './ledger';
 import { Limiter } from './limiter';
 import { DeliveryPipeline, type RunReport } from './pipeline';
 import { startRetryConsumer, type RunningRetryConsumer } from './retryConsumer';
+import { MessageLeases } from './leases';
 
 /**
  * The sender: two consumers over one delivery pipeline.
@@ -133,6 +134,7 @@ export class Sender {
       delivery: this.delivery,
       suppressions: options.suppressions,
       limiter: new Limiter(config.concurrency),
+      leases: new MessageLeases(options.redis, config.groupId),
       retryPolicy: config.retryPolicy,
       now: options.now ?? Date.now,
       random: options.random ?? Math.random,

@@ -9,6 +9,7 @@ import {
   AllowanceCounter,
   createRedis,
   EventStore,
+  kafkaClientId,
   loadLocalServicesEnv,
   secretKeyFromEnv,
   serviceAddresses,
@@ -24,7 +25,7 @@ loadLocalServicesEnv();
 const log = defaultLog();
 const config = webhooksConfigFromEnv();
 const addresses = serviceAddresses();
-const store = EventStore.at(addresses, 'sendline-webhooks');
+const store = EventStore.at(addresses, kafkaClientId('sendline-webhooks'));
 const redis = createRedis(addresses.redisUrl);
 const accounts = new AccountsView(redis);
 const secretKey = secretKeyFromEnv();

@@ -14,14 +14,22 @@ import {
 } from '@sendline/infra';
 
 const addresses = serviceAddresses();
-const store = new EventStore({
-  brokers: addresses.kafkaBrokers,
-  registryUrl: addresses.schemaRegistryUrl,
-  clientId: 'provision',
-});
+// The topics of the configuration: the real ones, or their copies under SENDLINE_TOPIC_PREFIX.
+const store = EventStore.at(addresses, 'provision');
 const started = Date.now();
 try {
-  await store.ensureTopics(topicConfigs(store.topics));
+  const topics = topicConfigs(store.topics);
+  // An existing topic whose partitions differ from the setting (SENDLINE_KAFKA_PARTITIONS, or one grown by hand) is
+  // reported and provisioning stops there, changing nothing: growing a topic moves keys (docs/scaling.md).
+  const mismatches = await store.partitionMismatches(topics);
+  if (mismatches.length > 0) {
+    for (const { topic, configured, actual } of mismatches) {
+      console.error(`topic ${topic} has ${actual} partitions; the configuration says ${configured}`);
+    }
+    console.error('provisioning stopped: see docs/scaling.md before changing partitions');
+    process.exit(1);
+  }
+  await store.ensureTopics(topics);
   const registered = await registerEventSchemas(store.codec, store.topics, {
     onRetry: (error, attempt, delayMs) =>
       console.log(
@@ -32,7 +40,7 @@ try {
   const applied = await migrate(clickhouse, addresses.clickhouseDatabase);
   await clickhouse.close();
   console.log(
-    `provisioned in ${Date.now() - started} ms: topics ${Object.values(store.topics).join(', ')}; ${registered} event schemas; ` +
+    `provisioned in ${Date.now() - started} ms: topics ${topics.map((t) => `${t.topic} (${t.numPartitions} partitions)`).join(', ')}; ${registered} event schemas; ` +
       `ClickHouse ${addresses.clickhouseDatabase} migrations applied now: ${applied.length ? applied.join(', ') : 'none (up to date)'}`,
   );
 } finally {

@@ -73,8 +73,31 @@ export function prefixedTopicNames(prefix: string): TopicNames {
   };
 }
 
+/**
+ * Partitions of the busy topics (messages, suppressions, delivery retries, webhook calls and their retries, received
+ * mail, inbound) when they are created: SENDLINE_KAFKA_PARTITIONS, default 6. A partition is read by one member of a
+ * consumer group at a time, so this is how many copies of an app share a topic's work; more copies stand by. The
+ * account topics keep 3 (a handful of events per organization and week). Set it before the topics exist: provisioning
+ * never changes an existing topic and reports one whose count differs (`topicPartitionMismatches`); growing a topic
+ * moves existing keys to other partitions (docs/scaling.md).
+ */
+export const DEFAULT_TOPIC_PARTITIONS = 6;
+
+export function topicPartitionsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env.SENDLINE_KAFKA_PARTITIONS?.trim();
+  if (!raw) return DEFAULT_TOPIC_PARTITIONS;
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < 1 || value > 1000) {
+    throw new Error(`SENDLINE_KAFKA_PARTITIONS must be a whole number from 1 to 1000, not ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
 /** Topics with their partitions, retention and compaction (the architecture page's table). */
-export function topicConfigs(names: TopicNames = defaultTopicNames, partitions = 6): ITopicConfig[] {
+export function topicConfigs(
+  names: TopicNames = defaultTopicNames,
+  partitions = topicPartitionsFromEnv(),
+): ITopicConfig[] {
   return [
     {
       topic: names.messages,
@@ -161,7 +184,7 @@ export function webhookCallTopic(names: Pick<TopicNames, 'webhookCalls'>, retry:
   return retry <= 0 ? names.webhookCalls : webhookRetryTopic(names, retry);
 }
 
-export function webhookCallTopicConfig(topic: string, partitions = 6): ITopicConfig {
+export function webhookCallTopicConfig(topic: string, partitions = topicPartitionsFromEnv()): ITopicConfig {
   return {
     topic,
     numPartitions: partitions,
@@ -214,6 +237,34 @@ export function deadLetterRecord(
       'dead-letter-group': groupId,
     },
   };
+}
+
+/** A topic whose partition count is not the one its configuration gives. */
+export interface PartitionMismatch {
+  topic: string;
+  configured: number;
+  actual: number;
+}
+
+/**
+ * The existing topics among `configs` whose partition count differs from their configuration's (topics not created
+ * yet are left out: `ensureTopics` creates them as configured). Provisioning reports them and stops: the apps would
+ * run, but the copies that can share a topic are not what the configuration says, and a topic grown by hand has moved
+ * keys (see `topicPartitionsFromEnv`).
+ */
+export async function topicPartitionMismatches(admin: Admin, configs: ITopicConfig[]): Promise<PartitionMismatch[]> {
+  const existing = new Set(await admin.listTopics());
+  const present = configs.filter((config) => existing.has(config.topic));
+  if (present.length === 0) return [];
+  const metadata = await admin.fetchTopicMetadata({ topics: present.map((config) => config.topic) });
+  const actual = new Map(metadata.topics.map((topic) => [topic.name, topic.partitions.length]));
+  return present
+    .map((config) => ({
+      topic: config.topic,
+      configured: config.numPartitions ?? 1,
+      actual: actual.get(config.topic)!,
+    }))
+    .filter((row) => row.configured !== row.actual);
 }
 
 /** Creates the topics that do not exist yet (and waits for their leaders); leaves existing ones as they are. */

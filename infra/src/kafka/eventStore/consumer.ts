@@ -57,6 +57,12 @@ export interface ConsumeOptions {
   eventTypes?: readonly string[];
   sessionTimeoutMs?: number;
   onError?: (error: unknown, item: ConsumedEvent<StoredEvent> | undefined) => void;
+  /**
+   * Called each time the group hands this consumer its partitions (every rebalance, before the next batch): a
+   * handler that remembers anything per partition between batches forgets it here, since another copy of the app
+   * may have handled those partitions meanwhile (docs/scaling.md).
+   */
+  onAssigned?: (partitions: { topic: string; partition: number }[]) => void;
 }
 
 export interface RunningConsumer {
@@ -182,11 +188,14 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
       resolvedDuringResync.delete(resolved);
     }
   };
-  if (positions) {
+  if (positions || options.onAssigned) {
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      assigned = Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
-        partitions.map((partition) => ({ topic, partition })),
+      const partitions = Object.entries(payload.memberAssignment).flatMap(([topic, held]) =>
+        held.map((partition) => ({ topic, partition })),
       );
+      options.onAssigned?.(partitions);
+      if (!positions) return;
+      assigned = partitions;
       // Without the store (down now), each batch's guard still finds out where the view is.
       void resync().catch(() => undefined);
     });

@@ -22,7 +22,13 @@ import type { ServiceAddresses } from '../../config';
 import { EventCodec } from '../../registry/codec';
 import { BrokerReachability } from '../reachability';
 import { routeEvent, type Route } from '../routing';
-import { defaultTopicNames, ensureTopics, type TopicNames } from '../topics';
+import {
+  defaultTopicNames,
+  ensureTopics,
+  topicPartitionMismatches,
+  type PartitionMismatch,
+  type TopicNames,
+} from '../topics';
 import { consume, type ConsumeOptions, type RunningConsumer } from './consumer';
 import type { ConsumedEvent, StoredEvent } from './events';
 import { createKafka, withAdmin } from './kafka';
@@ -136,6 +142,11 @@ export class EventStore {
   /** Creates the topics that do not exist yet; leaves existing ones as they are. */
   ensureTopics(configs: ITopicConfig[]): Promise<void> {
     return withAdmin(this.kafka, (admin) => ensureTopics(admin, configs));
+  }
+
+  /** The existing topics among `configs` whose partition count is not the configured one. */
+  partitionMismatches(configs: ITopicConfig[]): Promise<PartitionMismatch[]> {
+    return withAdmin(this.kafka, (admin) => topicPartitionMismatches(admin, configs));
   }
 
   /** Runs a handler over topics as a consumer group, at least once (see `consume` in consumer.ts). */

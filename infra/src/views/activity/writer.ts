@@ -87,6 +87,7 @@ export class ClickHouseActivityWriter {
   private readonly maxDelayMs: number;
   private readonly cache: MessageCache;
   private swapsSeen: number | undefined;
+  private forgetBeforeNextBatch = false;
   private buffer: Pending | undefined;
   private timer: NodeJS.Timeout | undefined;
   private chain: Promise<void> = Promise.resolve();
@@ -161,6 +162,16 @@ export class ClickHouseActivityWriter {
     this.cache.clear();
   }
 
+  /**
+   * Forgets the rows held in memory now and once more before the next batch is written (a batch being written as
+   * this is called remembers its rows when it is done): after a rebalance, the partitions this writer's consumer holds
+   * may have been another process's, whose writes the rows in memory do not show.
+   */
+  forgetRows(): void {
+    this.cache.clear();
+    this.forgetBeforeNextBatch = true;
+  }
+
   private seal(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -189,6 +200,10 @@ export class ClickHouseActivityWriter {
     const started = Date.now();
     try {
       await this.dropCacheAfterSwap();
+      if (this.forgetBeforeNextBatch) {
+        this.forgetBeforeNextBatch = false;
+        this.cache.clear();
+      }
       const working = new Map<string, MessageRow>();
       const missing = new Map<string, { organizationId: string; messageId: string }>();
       const arriving = new Set<string>();
