@@ -1,4 +1,4 @@
-import { Redis, type Command, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type Command, type RedisOptions } from 'ioredis';
 import { defineAllowanceCommands } from '../views/allowance/view';
 import { definePositionCommands } from '../views/positions';
 
@@ -32,6 +32,8 @@ export const REDIS_RECONNECT_MAX_DELAY_MS = 500;
  * A failure of this kind is recognised by `unavailableService` (availability.ts) as Redis being unavailable.
  */
 export function createRedis(url: string, options: RedisClientOptions = {}): Redis {
+  const nodes = clusterNodesOf(url);
+  if (nodes) return createCluster(nodes, options);
   const redis = new Redis(url, {
     lazyConnect: options.lazyConnect ?? false,
     maxRetriesPerRequest: 1,
@@ -91,4 +93,136 @@ function failFast(redis: Redis, commandTimeoutMs: number): Redis {
   redis.duplicate = ((override?: Partial<RedisOptions>) =>
     failFast(duplicate({ enableOfflineQueue: true, ...override }), commandTimeoutMs)) as Redis['duplicate'];
   return redis;
+}
+
+/** The URL scheme of a Redis Cluster: `redis-cluster://host:port,host:port,…` (some of its nodes; the rest are found). */
+export const REDIS_CLUSTER_SCHEME = 'redis-cluster:';
+
+/** The nodes a `redis-cluster://` URL names, or undefined for a single Redis's URL. */
+export function clusterNodesOf(url: string): { host: string; port: number }[] | undefined {
+  if (!url.startsWith(`${REDIS_CLUSTER_SCHEME}//`)) return undefined;
+  const list = url.slice(REDIS_CLUSTER_SCHEME.length + 2).replace(/\/.*$/, '');
+  const nodes = list
+    .split(',')
+    .filter((node) => node.trim() !== '')
+    .map((node) => {
+      const [host, port] = node.trim().split(':');
+      return { host: host!, port: Number(port ?? 6379) };
+    });
+  if (nodes.length === 0 || nodes.some(({ host, port }) => host === '' || !Number.isInteger(port)))
+    throw new Error(`a Redis Cluster URL names its nodes as host:port, comma-separated: ${url}`);
+  return nodes;
+}
+
+/** Whether a client is a Redis Cluster's (createRedis with a `redis-cluster://` URL). */
+export function isCluster(redis: unknown): boolean {
+  return redis instanceof Cluster;
+}
+
+/** The master nodes of a cluster, or the client itself: what a SCAN of every key must go through. */
+export function everyMaster(redis: Redis): Redis[] {
+  return redis instanceof Cluster ? (redis as Cluster).nodes('master') : [redis];
+}
+
+/**
+ * A Redis Cluster's client, behaving as createRedis's single-node client (the same fail-fast and reconnection
+ * behaviour, the same Lua commands), typed as a Redis: every command the apps use is the same on both. What differs:
+ * - a command goes to the master of its key's slot, and ioredis follows the cluster when a slot moves or a master
+ *   fails over (MOVED/ASK, CLUSTERDOWN and a closed connection make it reload the slots and try again);
+ * - a Lua script, a MULTI and a multi-key command must name keys of one slot only: Sendline's keys carry a hash tag
+ *   for that (docs/services.md);
+ * - an explicit pipeline whose keys span masters (the sender's ledger reading many messages, say) is sent as its
+ *   separate commands, which auto-pipelining still sends in one write per master: a pipeline was never atomic.
+ */
+function createCluster(nodes: { host: string; port: number }[], options: RedisClientOptions): Redis {
+  const clusterOptions: ClusterOptions = {
+    lazyConnect: options.lazyConnect ?? false,
+    enableOfflineQueue: true,
+    enableAutoPipelining: true,
+    clusterRetryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
+    // A failover (a master killed, its replica promoted) answers CLUSTERDOWN or refuses connections for a few
+    // seconds: ioredis reloads the slots and tries again at this pace, within the command's answer deadline.
+    retryDelayOnFailover: 100,
+    retryDelayOnClusterDown: 100,
+    retryDelayOnTryAgain: 100,
+    slotsRefreshTimeout: 1000,
+    redisOptions: {
+      maxRetriesPerRequest: 1,
+      connectTimeout: 1000,
+    },
+  };
+  return clusterFailFast(new Cluster(nodes, clusterOptions), options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS);
+}
+
+function clusterFailFast(cluster: Cluster, commandTimeoutMs: number): Redis {
+  const redis = cluster as unknown as Redis;
+  withAnswerDeadline(redis, commandTimeoutMs);
+  definePositionCommands(redis);
+  defineAllowanceCommands(redis);
+  cluster.once('ready', () => {
+    cluster.options.enableOfflineQueue = false;
+  });
+  cluster.on('error', () => undefined);
+  spreadPipelines(cluster);
+  const duplicate = cluster.duplicate.bind(cluster);
+  redis.duplicate = ((override?: Partial<RedisOptions>) =>
+    clusterFailFast(
+      duplicate([], { enableOfflineQueue: true, ...(override as Partial<ClusterOptions>) }),
+      commandTimeoutMs,
+    )) as Redis['duplicate'];
+  return redis;
+}
+
+type PipelineResults = [Error | null, unknown][] | null;
+
+/**
+ * Makes an explicit pipeline whose keys are on several masters run as separate commands (ioredis refuses such a
+ * pipeline before sending anything: "All keys in the pipeline should belong to the same slots allocation group").
+ * A pipeline within one slot (a guard and its WAIT, say) is sent as it is, on one connection.
+ */
+function spreadPipelines(cluster: Cluster): void {
+  const pipeline = cluster.pipeline.bind(cluster);
+  cluster.pipeline = ((commands?: unknown[][]) => {
+    const queued: unknown[][] = [...(commands ?? [])];
+    const native = pipeline(commands as never);
+    const exec = native.exec.bind(native);
+    // ioredis's auto-pipelining calls exec with a callback: it is answered too.
+    const run = async (): Promise<PipelineResults> => {
+      try {
+        return await exec();
+      } catch (error) {
+        if (!(error instanceof Error) || !/same slots allocation group/.test(error.message)) throw error;
+        const target = cluster as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+        const settled = await Promise.allSettled(
+          queued.map(([name, ...args]) => target[String(name)]!.call(cluster, ...args)),
+        );
+        return settled.map((result) =>
+          result.status === 'fulfilled' ? [null, result.value] : [result.reason as Error, null],
+        ) as PipelineResults;
+      }
+    };
+    native.exec = ((callback?: (error: Error | null, results?: PipelineResults) => void) => {
+      const results = run();
+      if (callback)
+        results.then(
+          (value) => callback(null, value),
+          (error: Error) => callback(error),
+        );
+      return results;
+    }) as typeof native.exec;
+    return new Proxy(native, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (typeof property !== 'string' || typeof value !== 'function' || property === 'exec') return value;
+        return (...args: unknown[]) => {
+          const result = (value as (...a: unknown[]) => unknown).apply(target, args);
+          if (result === target) {
+            queued.push([property, ...args]);
+            return receiver as unknown;
+          }
+          return result;
+        };
+      },
+    });
+  }) as Cluster['pipeline'];
 }
