@@ -139,6 +139,11 @@ function createCluster(nodes: { host: string; port: number }[], options: RedisCl
     lazyConnect: options.lazyConnect ?? false,
     enableOfflineQueue: true,
     enableAutoPipelining: true,
+    // Our Lua commands are sent on their own: ioredis groups an auto-pipelined command by the slot of its first
+    // argument, which for a defined command is the number of keys, not a key, so the script went to the wrong
+    // master's pipeline and waited there (every reservation timed out under load). Sent on their own they go to their
+    // keys' master, and EVALSHA falls back to EVAL on a master that does not know the script yet (a promoted replica).
+    autoPipeliningIgnoredCommands: ['sendlineGuardedApply', 'sendlineReserveAllowance', 'sendlineAllowanceUsed'],
     clusterRetryStrategy: (attempt) => Math.min(attempt * 50, REDIS_RECONNECT_MAX_DELAY_MS),
     // A failover (a master killed, its replica promoted) answers CLUSTERDOWN or refuses connections for a few
     // seconds: ioredis reloads the slots and tries again at this pace, within the command's answer deadline.
@@ -146,6 +151,9 @@ function createCluster(nodes: { host: string; port: number }[], options: RedisCl
     retryDelayOnClusterDown: 100,
     retryDelayOnTryAgain: 100,
     slotsRefreshTimeout: 1000,
+    // The slots are read again every 2 s, and at once when a command gets no answer (below): a command that timed
+    // out says nothing to ioredis, which would otherwise keep sending a dead master's slots to it until a MOVED.
+    slotsRefreshInterval: 2000,
     redisOptions: {
       maxRetriesPerRequest: 1,
       connectTimeout: 1000,
@@ -163,7 +171,7 @@ function clusterFailFast(cluster: Cluster, commandTimeoutMs: number): Redis {
     cluster.options.enableOfflineQueue = false;
   });
   cluster.on('error', () => undefined);
-  spreadPipelines(cluster);
+  spreadPipelines(cluster, commandTimeoutMs);
   const duplicate = cluster.duplicate.bind(cluster);
   redis.duplicate = ((override?: Partial<RedisOptions>) =>
     clusterFailFast(
@@ -176,11 +184,20 @@ function clusterFailFast(cluster: Cluster, commandTimeoutMs: number): Redis {
 type PipelineResults = [Error | null, unknown][] | null;
 
 /**
- * Makes an explicit pipeline whose keys are on several masters run as separate commands (ioredis refuses such a
- * pipeline before sending anything: "All keys in the pipeline should belong to the same slots allocation group").
- * A pipeline within one slot (a guard and its WAIT, say) is sent as it is, on one connection.
+ * A cluster's pipelines, explicit ones and the auto-pipelines every command goes through:
+ * - one whose keys are on several masters runs as separate commands (ioredis refuses such a pipeline before sending
+ *   anything: "All keys in the pipeline should belong to the same slots allocation group"); one within one slot (a
+ *   guard and its WAIT, say) is sent as it is, on one connection;
+ * - each has the answer deadline (see withAnswerDeadline): the cluster sends a pipeline's commands on the node's
+ *   connection, not through its own sendCommand, and a pipeline to a master that was just killed would otherwise
+ *   wait for the failover — and every auto-pipeline to that master queued behind it, so a request hung instead of
+ *   failing as Redis being unavailable.
  */
-function spreadPipelines(cluster: Cluster): void {
+function spreadPipelines(cluster: Cluster, commandTimeoutMs: number): void {
+  const refreshSlots = () =>
+    (cluster as unknown as { refreshSlotsCache?: (callback?: () => void) => void }).refreshSlotsCache?.(
+      () => undefined,
+    );
   const pipeline = cluster.pipeline.bind(cluster);
   cluster.pipeline = ((commands?: unknown[][]) => {
     const queued: unknown[][] = [...(commands ?? [])];
@@ -202,7 +219,10 @@ function spreadPipelines(cluster: Cluster): void {
       }
     };
     native.exec = ((callback?: (error: Error | null, results?: PipelineResults) => void) => {
-      const results = run();
+      const results = withDeadline(run(), commandTimeoutMs, refreshSlots);
+      // ioredis itself calls exec again to retry a cluster pipeline after a redirection or a lost connection, and
+      // drops what it returns: a rejection no one awaits must not be an unhandled one (it would end the process).
+      results.catch(() => undefined);
       if (callback)
         results.then(
           (value) => callback(null, value),
@@ -225,4 +245,35 @@ function spreadPipelines(cluster: Cluster): void {
       },
     });
   }) as Cluster['pipeline'];
+}
+
+/** `answer`, or "Command timed out" once `ms` passed and the answers already arrived were read (see withAnswerDeadline). */
+function withDeadline<T>(answer: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          settled = true;
+          onTimeout();
+          reject(new Error('Command timed out'));
+        }),
+      ms,
+    );
+    answer.then(
+      (value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }

@@ -1,0 +1,201 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { replayView, type ReplayableView } from '@sendline/application';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPrivateStack, type PrivateStack } from '../support/privateStack';
+import { keyedLoad, sleep, summarize, waitUntil } from './harness';
+import { startPipeline, type Pipeline } from './pipeline';
+
+/**
+ * Redis as a cluster (issue 38, §2): a private Redis Cluster of three masters with one replica each
+ * (`infra up --redis-cluster`), on a private Kafka.
+ *
+ * 1. The integration files that between them run every Redis code path — the client (its answer deadline, its Lua
+ *    commands), the views and their guarded script (suppressions, accounts, audit, templates, the allowance),
+ *    a replay's scan, rebuild and swap, the idempotency keys, the allowance's holds, the sender's guard and ledger —
+ *    run against the cluster (REDIS_URL=redis-cluster://…), on the shared Kafka, in a child vitest.
+ * 2. The API, the sender and the projector on the cluster, under a keyed load with hard bounces: the master that
+ *    holds the suppression view is killed with SIGKILL, its replica takes over, and the old master comes back as
+ *    a replica. Counted: every accepted message delivered once (none twice), every hard bounce suppressed, the
+ *    Redis views equal to a replay, the allowance equal to the log.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+/** One file per Redis code path (see above); their own topics, groups and organizations, as in the integration suite. */
+const ON_THE_CLUSTER = [
+  'test/redisClient.test.ts',
+  'test/projector/redisCommands.test.ts',
+  'test/sender/ledger.test.ts',
+  'test/sender/sentOnce.test.ts',
+  'test/api/suppressions.test.ts',
+  'test/api/sending.test.ts',
+  'test/projector/projector.test.ts',
+  'test/projector/replay.test.ts',
+];
+
+let stack: PrivateStack;
+let pipeline: Pipeline | undefined;
+
+beforeAll(async () => {
+  stack = await startPrivateStack({ name: 'chaos-redis-cluster', redisCluster: true });
+});
+
+afterAll(async () => {
+  await pipeline?.close();
+  await stack?.stop();
+});
+
+describe('a Redis Cluster of three masters', () => {
+  it('runs the integration files that cover every Redis code path', async () => {
+    const report = join(stack.dir, 'cluster-integration.json');
+    rmSync(report, { force: true });
+    const child = spawn(
+      'npx',
+      [
+        'vitest',
+        'run',
+        '--project',
+        'integration',
+        '--maxWorkers=2',
+        '--reporter=dot',
+        '--reporter=json',
+        `--outputFile.json=${report}`,
+        ...ON_THE_CLUSTER,
+      ],
+      // The shared Kafka, registry and ClickHouse of the suite, the private cluster for Redis.
+      { cwd: ROOT, env: { ...process.env, REDIS_URL: stack.env.REDIS_URL }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const started = Date.now();
+    const code = await new Promise<number | null>((done) => child.on('exit', done));
+    const results = JSON.parse(readFileSync(report, 'utf8')) as {
+      numPassedTests: number;
+      numFailedTests: number;
+      numTotalTests: number;
+    };
+    console.log(
+      'redis cluster, integration files:',
+      JSON.stringify({ files: ON_THE_CLUSTER.length, ...results, seconds: Math.round((Date.now() - started) / 1000) }),
+    );
+    expect(code, output.slice(-8000)).toBe(0);
+    expect(results.numFailedTests).toBe(0);
+    expect(results.numPassedTests).toBe(results.numTotalTests);
+  });
+
+  it('fails a master over to its replica under load: no suppression lost, no message sent twice', async () => {
+    pipeline = await startPipeline(stack.addresses);
+    const { redis } = pipeline;
+    const suppressionsKey = `sl:{suppressions}:${pipeline.org.organizationId}`;
+    /** The node (1-6) serving a key's slot as master, from the cluster's own map. */
+    const masterOf = async (key: string): Promise<number> => {
+      const slot = Number(await redis.call('CLUSTER', 'KEYSLOT', key));
+      const ranges = (await redis.call('CLUSTER', 'SLOTS')) as [number, number, [string, number, ...unknown[]]][];
+      const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+      if (!range) throw new Error(`no master serves slot ${slot}`);
+      const port = Number(range[2][1]);
+      const node = [1, 2, 3, 4, 5, 6].find((n) => stack.redisNodePort(n) === port);
+      if (!node) throw new Error(`slot ${slot} is served by port ${port}, not one of the stack's nodes`);
+      return node;
+    };
+
+    const count = 400;
+    const loading = keyedLoad({
+      baseUrl: pipeline.baseUrl,
+      apiKey: pipeline.org.liveKey,
+      count,
+      ratePerSecond: 50,
+      // One message in five hard-bounces: the suppression view changes while its master dies.
+      message: (i) => ({ ...pipeline!.message(i), ...(i % 5 === 0 ? { To: `hardbounce-${i}@example.net` } : {}) }),
+      retryForMs: 30_000,
+    });
+    await sleep(3000);
+    const killed = await masterOf(suppressionsKey);
+    await stack.kill(`redis-${killed}`);
+    const killedAt = Date.now();
+    // The replica is promoted once the others agree the master is gone (cluster-node-timeout 3 s).
+    await waitUntil(
+      async () => (await masterOf(suppressionsKey).catch(() => killed)) !== killed,
+      60_000,
+      'the replica to take over the suppression view',
+    );
+    const failedOverMs = Date.now() - killedAt;
+    const promoted = await masterOf(suppressionsKey);
+    // The old master comes back on its data and joins as the new master's replica.
+    await stack.start(`redis-${killed}`);
+    const sends = await loading;
+    const summary = summarize(sends);
+    /** Each second from the kill: how many answers of each status. */
+    const timeline: Record<string, Record<number, number>> = {};
+    for (const answer of sends.flatMap((send) => send.answers)) {
+      const second = String(Math.floor((answer.at - killedAt) / 1000));
+      (timeline[second] ??= {})[answer.status] = (timeline[second]?.[answer.status] ?? 0) + 1;
+    }
+    const errors = [...new Set(pipeline.api.ownOutput.match(/"message":"[^"]{0,120}"/g) ?? [])].slice(0, 20);
+    expect(summary.unanswered, JSON.stringify({ summary, failedOverMs, timeline, errors })).toBe(0);
+    const accepted = sends.filter((send) => send.messageId).map((send) => send.messageId!);
+
+    // Every hard bounce is suppressed, every other message delivered: none lost, none twice.
+    const bounced = sends.filter((send, i) => i % 5 === 0 && send.messageId).length;
+    await waitUntil(
+      async () => (await redis.hlen(suppressionsKey)) === bounced,
+      120_000,
+      'every hard bounce suppressed',
+    );
+    const delivered = accepted.filter((_, i) => i % 5 !== 0);
+    await waitUntil(
+      async () => pipeline!.undelivered(delivered).length === 0,
+      120_000,
+      'every message delivered',
+    ).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await pipeline!.explainUndelivered(pipeline!.undelivered(delivered))}`);
+    });
+    const twice = [...pipeline.deliveriesByMessageId()].filter(([, times]) => times > 1);
+
+    const reports: Record<string, { equal: boolean; events: number; differenceCount: number }> = {};
+    const views: ReplayableView[] = ['suppressions', 'accounts', 'allowance'];
+    await waitUntil(
+      async () => {
+        for (const view of views) {
+          const report = await replayView(view, {
+            store: pipeline!.store,
+            redis,
+            dryRun: true,
+            waitForLiveMs: 60_000,
+          });
+          reports[view] = { equal: report.equal, events: report.events, differenceCount: report.differenceCount };
+        }
+        return views.every((view) => reports[view]!.equal);
+      },
+      180_000,
+      'every Redis view to equal its replay',
+    ).catch((error: unknown) => {
+      throw new Error(`${String(error)}: ${JSON.stringify(reports)}`);
+    });
+    const roles = await stack.infra('status');
+    console.log(
+      'redis cluster failover:',
+      JSON.stringify({
+        ...summary,
+        accepted: accepted.length,
+        bounced,
+        deliveredTwice: twice.length,
+        killedNode: killed,
+        promotedNode: promoted,
+        failedOverMs,
+        views: reports,
+      }),
+      `\n${roles
+        .split('\n')
+        .filter((line) => line.startsWith('redis'))
+        .join('\n')}`,
+    );
+    expect(twice).toEqual([]);
+    for (const view of views) expect(reports[view]!.equal, view).toBe(true);
+    // The allowance equals the log: one recipient per accepted message, each counted once.
+    expect(await pipeline.allowanceUsed()).toBe(accepted.length);
+  });
+});
