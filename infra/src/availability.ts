@@ -72,7 +72,18 @@ function isRedisConnectionError(error: Error): boolean {
     message.startsWith("Stream isn't writeable") ||
     message.startsWith('Command aborted due to connection close') ||
     // A restarted Redis answers LOADING while it reads its append-only file back.
-    message.startsWith('LOADING ')
+    message.startsWith('LOADING ') ||
+    // A Redis Cluster while a master fails over (its slots unserved until the replica is promoted), or out of reach.
+    message.startsWith('CLUSTERDOWN') ||
+    // A slot's redirection to a master that is gone, answered until the cluster has promoted its replica.
+    message.startsWith('MOVED ') ||
+    message.startsWith('ASK ') ||
+    message.startsWith('TRYAGAIN') ||
+    message.startsWith('Failed to refresh slots cache') ||
+    message.startsWith('None of startup nodes is available') ||
+    message.startsWith('Too many Cluster redirections') ||
+    message === "Cluster isn't ready and enableOfflineQueue options is false" ||
+    error.name === 'ClusterAllFailedError'
   );
 }
 

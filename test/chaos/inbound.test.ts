@@ -257,10 +257,10 @@ afterAll(async () => {
     await deleteTopicsAndDisconnect(store);
   }
   if (redis) {
-    const keys = await redis.keys(`sl:org:${organizationId}*`);
+    const keys = await redis.keys(`sl:{accounts}:org:${organizationId}*`);
     if (keys.length > 0) await redis.del(...keys);
-    await redis.hdel('sl:inbound', inboundHash);
-    await redis.srem('sl:organizations', organizationId);
+    await redis.hdel('sl:{accounts}:inbound', inboundHash);
+    await redis.srem('sl:{accounts}:organizations', organizationId);
     redis.disconnect();
   }
 }, 120_000);

@@ -51,7 +51,7 @@ describe('the projector killed under load', () => {
     // Every hard bounce is suppressed (the sender writes the view at once; the projector rebuilds it too).
     const bounced = sends.filter((_, i) => i % 5 === 0).length;
     await waitUntil(
-      async () => (await pipeline.redis.hlen(`sl:suppressions:${pipeline.org.organizationId}`)) === bounced,
+      async () => (await pipeline.redis.hlen(`sl:{suppressions}:${pipeline.org.organizationId}`)) === bounced,
       120_000,
       'every hard bounce to be suppressed',
     );

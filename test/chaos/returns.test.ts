@@ -7,6 +7,7 @@ import {
   deadLetterTopicOf,
   deliveryStatusNotification,
   EventStore,
+  positionsKeyOf,
   prefixedTopicNames,
   ReturnedMessages,
   returnPathAddress,
@@ -338,7 +339,7 @@ afterAll(async () => {
   }
   if (redis) {
     await redis.del(new SuppressionView(redis).keyOf(organizationId));
-    const positions = 'sl:positions:suppressions';
+    const positions = positionsKeyOf('sl', 'suppressions');
     const fields = (await redis.hkeys(positions)).filter((field) => field.startsWith(`${topics.suppressions}:`));
     if (fields.length > 0) await redis.hdel(positions, ...fields);
     redis.disconnect();

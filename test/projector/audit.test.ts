@@ -205,7 +205,7 @@ describe('the audit, projected from the account history', () => {
     );
 
     // A lost audit (a Redis restored from an old copy, a bug): the replay tells, and a forced one brings it back.
-    await redis.del(`${namespace}:org:${orgA}:audit`);
+    await redis.del(`${namespace}:{audit}:${orgA}`);
     const differing = await replayView('audit', options({ liveGroupId: `${prefix}-audit`, waitForLiveMs: 1000 }));
     expect(differing).toMatchObject({ equal: false, swapped: false, differenceCount: 1 });
     expect(differing.differences[0]).toMatchObject({

@@ -20,15 +20,16 @@ describe("a new Redis client's first view write", () => {
       await redis.ping();
       const ns = `test-${randomUUID()}`;
       const read = redis.get(`${ns}:anything`);
-      const write = new ViewBatch(`${ns}:positions`)
+      // A view's keys share its hash tag (one slot on a Redis Cluster), as the projector's do.
+      const write = new ViewBatch(`${ns}:positions:{view}`)
         .at('0')
-        .hset(`${ns}:view`, 'field', 'value')
+        .hset(`${ns}:{view}:data`, 'field', 'value')
         .apply(redis, { topic: 'email.messages', partition: 0, from: null, to: '0' });
       const used = new AllowanceCounter(redis, ns).used(randomUUID(), '2026-11');
       await expect(Promise.all([read, write, used])).resolves.toEqual([null, 0n, 0]);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(await redis.hget(`${ns}:view`, 'field')).toBe('value');
-      await redis.del(`${ns}:view`, `${ns}:positions`);
+      expect(await redis.hget(`${ns}:{view}:data`, 'field')).toBe('value');
+      await redis.del(`${ns}:{view}:data`, `${ns}:positions:{view}`);
     } finally {
       process.off('uncaughtException', record);
     }

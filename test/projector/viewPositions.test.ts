@@ -74,9 +74,12 @@ const stop = async (projector: RunningProjector) => {
 async function snapshot(): Promise<Map<string, Buffer>> {
   const keys = (
     await Promise.all(
-      [`${namespace}:suppressions:*`, `${namespace}:org:*`, `${namespace}:allowance:*`, `${namespace}:positions:*`].map(
-        (pattern) => scanKeys(redis, pattern),
-      ),
+      [
+        `${namespace}:{suppressions}:*`,
+        `${namespace}:{accounts}:*`,
+        `${namespace}:{allowance}:*`,
+        `${namespace}:positions:*`,
+      ].map((pattern) => scanKeys(redis, pattern)),
     )
   ).flat();
   const result = new Map<string, Buffer>();

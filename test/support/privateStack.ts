@@ -9,6 +9,8 @@
  * stack.addresses;             // ServiceAddresses, e.g. connectApiDependencies(stack.addresses, …)
  * spawn(…, { env: { ...process.env, ...stack.env } }); // a child process (API, sender) on the private stack
  * await stack.kill('kafka-2');  // SIGKILL one broker (or 'kafka' for all, 'redis', 'clickhouse', 'registry')
+ * // { redisCluster: true }: a Redis Cluster (three masters, one replica each) instead of the single Redis; its nodes
+ * // are 'redis-1' … 'redis-6' (stack.redisNodePort(n) is node n's port), 'redis' is all six
  * await stack.start('kafka-2'); // start it again on its data, waits until it listens
  * await stack.stopService('redis'); // graceful stop (SIGTERM)
  * await stack.stop();           // in afterAll: SIGKILL whatever is left and wipe the directory
@@ -30,12 +32,14 @@ import { freePortBlock } from './ports';
 
 export type PrivateService = 'kafka' | 'registry' | 'clickhouse' | 'redis';
 /** A service, or one broker of several (`kafka-1` … `kafka-3`). */
-export type PrivateProcess = PrivateService | `kafka-${number}`;
+export type PrivateProcess = PrivateService | `kafka-${number}` | `redis-${number}`;
 
 export interface PrivateStackOptions {
   /** Names the directory `.local/private/<name>`; one stack per name at a time. */
   name: string;
   brokers?: 1 | 3;
+  /** A Redis Cluster of three masters with one replica each (`infra up --redis-cluster`) instead of one Redis. */
+  redisCluster?: boolean;
   /** What runs privately (default all four); the rest is taken from the environment. */
   services?: PrivateService[];
 }
@@ -54,6 +58,8 @@ export interface PrivateStack {
   start(service: PrivateProcess): Promise<void>;
   /** The pid of a running service, if any. */
   pid(service: PrivateProcess): number | undefined;
+  /** The port of node n (1-6) of the stack's Redis Cluster (`redisCluster: true`). */
+  redisNodePort(node: number): number;
   /** Runs any other infra command on this stack (e.g. `status`); returns its output. */
   infra(...args: string[]): Promise<string>;
   /** SIGKILLs everything of this stack and wipes its directory. */
@@ -64,8 +70,12 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const SCRIPT = join(ROOT, 'infra/local/bin/infra');
 const SHARED_LOCAL = join(ROOT, '.local');
 const ALL: PrivateService[] = ['kafka', 'registry', 'clickhouse', 'redis'];
-/** Ports of one stack, from its base: brokers base, +2, +4 (controllers +1, +3, +5), registry +6, ClickHouse +7/+8, Redis +9. */
-const BLOCK = 10;
+/**
+ * Ports of one stack, from its base: brokers base, +2, +4 (controllers +1, +3, +5), registry +6, ClickHouse +7/+8,
+ * Redis +9; a Redis Cluster's six nodes +10 … +15 and their cluster buses +16 … +21.
+ */
+const BLOCK = 22;
+const REDIS_CLUSTER_OFFSET = 10;
 
 const run = promisify(execFile);
 
@@ -92,6 +102,7 @@ export async function startPrivateStack(options: PrivateStackOptions): Promise<P
     SENDLINE_CLICKHOUSE_HTTP_PORT: String(base + 7),
     SENDLINE_CLICKHOUSE_TCP_PORT: String(base + 8),
     SENDLINE_REDIS_PORT: String(base + 9),
+    SENDLINE_REDIS_CLUSTER_PORT: String(base + REDIS_CLUSTER_OFFSET),
   };
   // An address in the environment means "use that one"; the private services must not inherit the shared ones.
   const external: Record<PrivateService, [string, string]> = {
@@ -121,7 +132,7 @@ export async function startPrivateStack(options: PrivateStackOptions): Promise<P
   process.on('exit', onExit);
 
   try {
-    await infra('up', '--brokers', String(brokers));
+    await infra('up', '--brokers', String(brokers), ...(options.redisCluster ? ['--redis-cluster'] : []));
   } catch (error) {
     await stopAll();
     throw error;
@@ -154,6 +165,7 @@ export async function startPrivateStack(options: PrivateStackOptions): Promise<P
       const pid = Number(readFileSync(file, 'utf8').trim());
       return alive(pid) ? pid : undefined;
     },
+    redisNodePort: (node) => base + REDIS_CLUSTER_OFFSET + node - 1,
     infra,
     stop: stopAll,
   };

@@ -276,7 +276,7 @@ describe('replay accounts rebuilds the webhook configuration', () => {
     expect((await live.webhooks(orgB)).map((w) => w.url)).toEqual(['https://hooks.acme.example/b']);
 
     // A projector bug loses orgA's webhooks: the replay tells, and a forced swap brings them back from the log.
-    await redis.del(`${namespace}:org:${orgA}:webhooks`);
+    await redis.del(`${namespace}:{accounts}:org:${orgA}:webhooks`);
     const differing = await replayView('accounts', options({ waitForLiveMs: 1000 }));
     expect(differing).toMatchObject({ equal: false, swapped: false, differenceCount: 1 });
     expect(differing.differences[0]?.rebuilt?.counts).toMatchObject({ webhooks: 1 });

@@ -1,5 +1,8 @@
 import type { DeliveryOutcome } from '@sendline/domain';
-import { InfrastructureError, retry, type Redis } from '@sendline/infra';
+import { InfrastructureError, isCluster, retry, type Redis } from '@sendline/infra';
+
+/** How long a guard waits for its replica on a Redis Cluster (within the client's 800 ms answer deadline). */
+const GUARD_REPLICATION_WAIT_MS = 500;
 
 /**
  * The sender's delivery ledger in Redis: what it already did for each message, so that a handler run
@@ -201,6 +204,11 @@ export class DeliveryLedger {
       return await retry(
         async () => {
           const pipeline = this.guardRedis.pipeline().eval(GUARD_SCRIPT, 1, this.keyOf(messageId), ...args);
+          // On a Redis Cluster the guard is on its replica too before the send goes on: a master killed right
+          // after answering would otherwise fail over to a replica without it, and a retry would send again.
+          // (WAIT, on the guard's own connection, answers how many replicas have it; none within the time
+          // leaves the guard where a single Redis keeps it, on its master.)
+          if (isCluster(this.guardRedis)) pipeline.wait(1, GUARD_REPLICATION_WAIT_MS);
           const [at] = await this.exec(pipeline, 'markAccepted');
           return Number(at);
         },

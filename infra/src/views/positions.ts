@@ -5,7 +5,7 @@ import { slotKey, StoreBehindError, type BatchRange, type ConsumerPositions } fr
  * Views that keep their position with their data.
  *
  * A Redis view built from a topic records, per topic-partition, the offset of the last event it applied, in a
- * hash next to its data (`<ns>:positions:<view>`, field `<topic>:<partition>`), written by the same Lua script
+ * hash next to its data (`<ns>:positions:{<view>}`, field `<topic>:<partition>`), written by the same Lua script
  * as the view's changes. A Redis that lost its last writes (a crash with `appendfsync everysec`, a restore) has
  * lost the position with them, so the projector resumes from where the view really is, not from the consumer
  * group's committed offset; and an event at or below the position is skipped, so a batch applied again changes
@@ -223,5 +223,9 @@ export class ViewPositions implements ConsumerPositions {
   }
 }
 
-/** The positions hash of a view: `<ns>:positions:<view>`. */
-export const positionsKeyOf = (namespace: string, view: string) => `${namespace}:positions:${view}`;
+/**
+ * The positions hash of a view: `<ns>:positions:{<view>}`. The view's name is the hash tag of every key of the view
+ * (`<ns>:{<view>}:…`): on a Redis Cluster the guarded script's keys are then in one slot. (Outside the view's own
+ * prefix, so a replay's patterns of the view's keys do not match it twice.)
+ */
+export const positionsKeyOf = (namespace: string, view: string) => `${namespace}:positions:{${view}}`;

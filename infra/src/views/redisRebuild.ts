@@ -1,22 +1,35 @@
-import type { Redis } from '../redis/client';
+import { everyMaster, isCluster, type Redis } from '../redis/client';
 import type { BatchHandler } from './apply';
 import { positionsKeyOf } from './positions';
 import type { OrganizationFingerprint, RebuildableView } from './rebuildable';
 
-/** Every key matching `pattern` (SCAN, so Redis is never held long). */
+/**
+ * Every key matching `pattern` (SCAN, so Redis is never held long). On a Redis Cluster, each master is scanned
+ * (a SCAN answers for its own node only). For a replay or a test's clean-up, never on a request's path.
+ */
 export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
   const keys: string[] = [];
-  let cursor = '0';
-  do {
-    const [next, found] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
-    cursor = next;
-    keys.push(...found);
-  } while (cursor !== '0');
+  for (const node of everyMaster(redis)) {
+    let cursor = '0';
+    do {
+      const [next, found] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...found);
+    } while (cursor !== '0');
+  }
   return [...new Set(keys)];
 }
 
-/** Removes `keys` (UNLINK, 500 at a time, so no command grows without bound). */
+/**
+ * Removes `keys` (UNLINK, 500 at a time, so no command grows without bound). On a Redis Cluster one key a command
+ * (a multi-key UNLINK must name keys of one slot), auto-pipelined per master.
+ */
 export async function unlinkKeys(redis: Redis, keys: readonly string[]): Promise<void> {
+  if (isCluster(redis)) {
+    for (let i = 0; i < keys.length; i += 500)
+      await Promise.all(keys.slice(i, i + 500).map((key) => redis.unlink(key)));
+    return;
+  }
   for (let i = 0; i < keys.length; i += 500) await redis.unlink(...keys.slice(i, i + 500));
 }
 
@@ -27,7 +40,7 @@ export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
 
 /** What a Redis view tells the replay about itself, for a namespace: its keys, its organizations, its apply. */
 export interface RedisViewLayout {
-  /** The view's name: its positions hash is `<ns>:positions:<name>`. */
+  /** The view's name: its positions hash is `<ns>:positions:{<name>}`. */
   name: string;
   /** Patterns of the view's keys in a namespace (its positions hash aside). */
   patterns(namespace: string): string[];
@@ -43,6 +56,8 @@ export interface RedisViewLayout {
 /**
  * A Redis view rebuilt into a fresh namespace (`<live>.replay.<id>`) and swapped in by renaming its keys in
  * one MULTI. The view's positions are among its keys: a rebuilt view carries the positions it was built up to.
+ * Every key of a view carries the view's name as its hash tag (`<ns>:{<view>}:…`), the namespace outside it, so
+ * on a Redis Cluster the rebuilt keys and the live ones are in one slot and the MULTI of renames is allowed.
  */
 export function redisRebuild(redis: Redis, layout: RedisViewLayout, namespace: string, id: string): RebuildableView {
   const live = namespace;

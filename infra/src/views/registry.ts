@@ -82,7 +82,7 @@ function clickhouseOf(name: string, stores: ViewStores, doing: string) {
   return { clickhouse, database };
 }
 
-/** A Redis view: its handler writes its position (`<ns>:positions:<name>`) with its data. */
+/** A Redis view: its handler writes its position (`<ns>:positions:{<name>}`) with its data. */
 function redisView(
   name: string,
   topics: (topics: TopicNames) => string[],

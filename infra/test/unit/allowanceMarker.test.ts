@@ -33,10 +33,10 @@ describe('the allowance marker of a MessageID', () => {
 
   it('keeps the count from the log apart from the API holds (a replay swaps the former only)', () => {
     const keys = allowanceKeys('sl', 'org-1', '2026-11');
-    expect(keys.logged).toBe('sl:allowance:org-1:2026-11:logged');
-    expect(keys.seen('0af')).toBe('sl:allowance:org-1:2026-11:ids:0af');
-    expect([keys.holds, keys.holdCounts, keys.held].every((key) => key.startsWith('sl:holds:org-1:2026-11'))).toBe(
-      true,
-    );
+    expect(keys.logged).toBe('sl:{allowance}:org-1:2026-11:logged');
+    expect(keys.seen('0af')).toBe('sl:{allowance}:org-1:2026-11:ids:0af');
+    expect(
+      [keys.holds, keys.holdCounts, keys.held].every((key) => key.startsWith('sl:holds:{allowance}:org-1:2026-11')),
+    ).toBe(true);
   });
 });

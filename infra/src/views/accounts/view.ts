@@ -46,17 +46,20 @@ function domainFromJson(json: string): DomainState {
  * an entity's whole latest state (the topic is compacted per entity and its events
  * carry the entity's state), so applying an event twice changes nothing.
  *
- *   <ns>:apikey:<sha256>            hash: the key record the API authenticates with
- *   <ns>:org:<id>                   hash: name, createdAt, messagesPerMonth
- *   <ns>:org:<id>:members|domains|keys|webhooks   hash: entity id → JSON state
- *                                   (webhooks: HttpAuth's password and the signing secret stay sealed)
- *   <ns>:organizations              set of organization ids
- *   <ns>:org:<id> field `server`    the inbound server settings (JSON; the hook's signing secret stays sealed)
- *   <ns>:org:<id>:inboundrules      hash: rule id → the address or domain it blocks
- *   <ns>:inbound                    hash: inbound hash → the organization whose inbound address it is (the MX's lookup)
- *   <ns>:inbounddomain:<domain>     set: the organizations that have set this own inbound domain (checked against their settings)
+ *   <ns>:{accounts}:apikey:<sha256>          hash: the key record the API authenticates with
+ *   <ns>:{accounts}:org:<id>                 hash: name, createdAt, messagesPerMonth
+ *   <ns>:{accounts}:org:<id>:members|domains|keys|webhooks   hash: entity id → JSON state
+ *                                            (webhooks: HttpAuth's password and the signing secret stay sealed)
+ *   <ns>:{accounts}:organizations            set of organization ids
+ *   <ns>:{accounts}:org:<id> field `server`  the inbound server settings (JSON; the hook's signing secret stays sealed)
+ *   <ns>:{accounts}:org:<id>:inboundrules    hash: rule id → the address or domain it blocks
+ *   <ns>:{accounts}:inbound                  hash: inbound hash → the organization whose inbound address it is (the MX's lookup)
+ *   <ns>:{accounts}:inbounddomain:<domain>   set: the organizations that have set this own inbound domain (checked against their settings)
  *
- * The audit (`<ns>:org:<id>:audit`) is the audit view's (../audit/), projected from the never-compacted history
+ * `{accounts}` is the view's hash tag: on a Redis Cluster the view's keys and its positions are in one slot, so the
+ * projector's guarded script (several organizations' keys and the position at once) is allowed.
+ *
+ * The audit (`<ns>:{audit}:<id>`) is the audit view's (../audit/), projected from the never-compacted history
  * topic; this view writes it only when applying a command's own events at once (`apply`), so the console shows the
  * change on its Audit page before the projector has copied it.
  */
@@ -71,23 +74,23 @@ export class AccountsView {
   }
 
   apiKeyKey(keyHash: string): string {
-    return `${this.namespace}:apikey:${keyHash}`;
+    return `${this.namespace}:{accounts}:apikey:${keyHash}`;
   }
   organizationKey(id: string): string {
-    return `${this.namespace}:org:${id}`;
+    return `${this.namespace}:{accounts}:org:${id}`;
   }
   private entitiesKey(id: string, kind: EntityKind): string {
-    return `${this.namespace}:org:${id}:${kind}`;
+    return `${this.namespace}:{accounts}:org:${id}:${kind}`;
   }
   get inboundAddressesKey(): string {
-    return `${this.namespace}:inbound`;
+    return `${this.namespace}:{accounts}:inbound`;
   }
   /** The organizations that have set this own inbound domain (`*`: every such key, for a rebuild). */
   inboundDomainKey(domain: string): string {
-    return `${this.namespace}:inbounddomain:${domain}`;
+    return `${this.namespace}:{accounts}:inbounddomain:${domain}`;
   }
   get organizationsKey(): string {
-    return `${this.namespace}:organizations`;
+    return `${this.namespace}:{accounts}:organizations`;
   }
 
   /** Applies events at once, without a position (the console reading its own write right after the broker's ack). */

@@ -7,19 +7,19 @@ import { allowanceFingerprints } from './fingerprint';
 import { AllowanceView } from './view';
 
 /**
- * The allowance view rebuilt into a fresh namespace, for a replay. Its keys are `<ns>:allowance:*`; the holds
- * (`<ns>:holds:*`) are the API's, not the view's, and are left alone.
+ * The allowance view rebuilt into a fresh namespace, for a replay. Its keys are `<ns>:{allowance}:*`; the holds
+ * (`<ns>:holds:{allowance}:*`, in the view's slot for the scripts that count and release them) are the API's, not the view's, and are left alone.
  */
 export function rebuildAllowance(redis: Redis, namespace: string, id: string): RebuildableView {
   return redisRebuild(
     redis,
     {
       name: 'allowance',
-      patterns: (ns) => [`${ns}:allowance:*`],
+      patterns: (ns) => [`${ns}:{allowance}:*`],
       organizations: async (ns) => {
         const ids = new Set<string>();
-        for (const key of await scanKeys(redis, `${ns}:allowance:*:logged`)) {
-          ids.add(key.slice(`${ns}:allowance:`.length).split(':')[0]!);
+        for (const key of await scanKeys(redis, `${ns}:{allowance}:*:logged`)) {
+          ids.add(key.slice(`${ns}:{allowance}:`.length).split(':')[0]!);
         }
         return [...ids];
       },

@@ -37,8 +37,8 @@ export function messageMarker(messageId: string): { bucket: string; member: stri
 
 /** The keys of one organization and month. */
 export function allowanceKeys(namespace: string, organizationId: string, period: string) {
-  const base = `${namespace}:allowance:${organizationId}:${period}`;
-  const holds = `${namespace}:holds:${organizationId}:${period}`;
+  const base = `${namespace}:{allowance}:${organizationId}:${period}`;
+  const holds = `${namespace}:holds:{allowance}:${organizationId}:${period}`;
   return {
     logged: `${base}:logged`,
     seen: (bucket: string) => `${base}:ids:${bucket}`,

@@ -6,7 +6,7 @@ import { auditHandler } from './apply';
 import { auditFingerprints } from './fingerprint';
 import { AuditView } from './view';
 
-/** The audit view rebuilt into a fresh namespace from `accounts.history`, for a replay. Its keys: `<ns>:org:*:audit`. */
+/** The audit view rebuilt into a fresh namespace from `accounts.history`, for a replay. Its keys: `<ns>:{audit}:*`. */
 export function rebuildAudit(redis: Redis, namespace: string, id: string): RebuildableView {
   const view = (ns: string) => new AuditView(redis, ns);
   return redisRebuild(

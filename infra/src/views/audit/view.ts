@@ -18,10 +18,11 @@ export interface AuditEntry {
  * from the `accounts.history` topic (every account event, never compacted), not from the compacted `accounts`
  * topic, so a replay rebuilds the whole history and not only each entity's latest event.
  *
- *   <ns>:org:<id>:audit             sorted set: JSON AuditEntry, scored by the event's time
+ *   <ns>:{audit}:<id>               sorted set: JSON AuditEntry, scored by the event's time
  *
- * The key sits beside the accounts view's `<ns>:org:<id>:*` keys (where earlier versions kept the audit, so an
- * existing audit carries on), but belongs to this view: the accounts view's replay leaves it alone.
+ * `{audit}` is the view's hash tag: on a Redis Cluster every key of the view (and its positions) is in one slot,
+ * so its guarded script may name any of them. Versions before the cluster kept it at `<ns>:org:<id>:audit`; a
+ * replay of the audit view rebuilds it here (docs/services.md, upgrading).
  */
 export class AuditView {
   constructor(
@@ -30,17 +31,17 @@ export class AuditView {
   ) {}
 
   auditKey(organizationId: string): string {
-    return `${this.namespace}:org:${organizationId}:audit`;
+    return `${this.namespace}:{audit}:${organizationId}`;
   }
 
   /** Whether a key of the namespace is an audit key (the accounts view's replay tells its own keys apart by it). */
   isAuditKey(key: string): boolean {
-    return key.startsWith(`${this.namespace}:org:`) && key.endsWith(':audit');
+    return key.startsWith(`${this.namespace}:{audit}:`);
   }
 
   /** The organization an audit key is of. */
   organizationOf(key: string): string {
-    return key.slice(`${this.namespace}:org:`.length, -':audit'.length);
+    return key.slice(`${this.namespace}:{audit}:`.length);
   }
 
   /** The entry of an event: the same event gives the same entry, so writing it again changes nothing. */

@@ -6,7 +6,7 @@ import { suppressionsHandler } from './apply';
 import { suppressionFingerprints } from './fingerprint';
 import { SuppressionView } from './view';
 
-/** The suppression view rebuilt into a fresh namespace (its keys: `<ns>:suppressions:*`), for a replay. */
+/** The suppression view rebuilt into a fresh namespace (its keys: `<ns>:{suppressions}:*`), for a replay. */
 export function rebuildSuppressions(redis: Redis, namespace: string, id: string): RebuildableView {
   const view = (ns: string) => new SuppressionView(redis, ns);
   return redisRebuild(

@@ -23,11 +23,11 @@ export class SuppressionView {
   ) {}
 
   keyOf(organizationId: string): string {
-    return `${this.namespace}:suppressions:${organizationId}`;
+    return `${this.namespace}:{suppressions}:${organizationId}`;
   }
 
   get organizationsKey(): string {
-    return `${this.namespace}:suppressions:organizations`;
+    return `${this.namespace}:{suppressions}:organizations`;
   }
 
   /** The view's writes for one event (the projector adds them to its batch, with the view's position). */

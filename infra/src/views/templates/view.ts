@@ -13,9 +13,9 @@ import type { ViewWriter } from '../positions';
  * The templates view in Redis, built from the `accounts` topic: every version of every template of an
  * organization, and which templates are deleted.
  *
- *   <ns>:tpl:orgs                  set of the organizations that have (or had) templates
- *   <ns>:tpl:<org>                 set of the organization's template ids, deleted ones included
- *   <ns>:tpl:<org>:<id>            hash: `v<n>` → the template at version n (JSON TemplateState), `a<n>` → its alias,
+ *   <ns>:{templates}:orgs          set of the organizations that have (or had) templates
+ *   <ns>:{templates}:<org>         set of the organization's template ids, deleted ones included
+ *   <ns>:{templates}:<org>:<id>    hash: `v<n>` → the template at version n (JSON TemplateState), `a<n>` → its alias,
  *                                  type and layout (JSON, what a send looks a template up by), `deleted` → JSON
  *
  * Each version is its own Kafka key and so may be read in any order after another key (a replay, partitions):
@@ -34,13 +34,13 @@ export class TemplatesView {
   }
 
   get organizationsKey(): string {
-    return `${this.namespace}:tpl:orgs`;
+    return `${this.namespace}:{templates}:orgs`;
   }
   libraryKey(organizationId: string): string {
-    return `${this.namespace}:tpl:${organizationId}`;
+    return `${this.namespace}:{templates}:${organizationId}`;
   }
   templateKey(organizationId: string, templateId: number | string): string {
-    return `${this.namespace}:tpl:${organizationId}:${templateId}`;
+    return `${this.namespace}:{templates}:${organizationId}:${templateId}`;
   }
 
   /**
