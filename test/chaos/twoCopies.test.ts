@@ -472,7 +472,7 @@ describe('two copies of every app, one of each killed mid-load', () => {
           .map((e: StoredEvent) => dataOf(e).messageId as string),
       );
       const allowanceUsed = await new AllowanceCounter(redis).used(org.organizationId, allowancePeriod(Date.now()));
-      const suppressed = await redis.hlen(`sl:suppressions:${org.organizationId}`);
+      const suppressed = await redis.hlen(`sl:{suppressions}:${org.organizationId}`);
 
       console.log(
         `two copies: ${JSON.stringify({
