@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import type { Api, ApiDependencies } from '../context';
 import { ApiError } from '../errors';
 import { inboundDetails, SearchQuery, searchInbound, validId } from '../routes/inbound';
+import { inboundDomainRecordsOf } from '../routes/server';
 import { memberAllowedTo, memberOf } from './session';
 
 /**
@@ -44,12 +45,7 @@ export function inboundPage(deps: ApiDependencies) {
       InboundDomain: settings.inboundDomain,
       InboundDomainVerified: settings.inboundDomainVerified,
       // The records to publish for it, as PUT /server answers them (its MX to the service's mail host).
-      InboundDomainDnsRecords: settings.inboundDomainRecords.map((record) => ({
-        Type: record.type,
-        Name: record.name,
-        Value: record.value,
-        Priority: record.priority ?? 0,
-      })),
+      InboundDomainDnsRecords: inboundDomainRecordsOf(settings),
       InboundSpamThreshold: settings.inboundSpamThreshold,
       InboundHookSigningSecret: showSecret ? settings.inboundHookSigningSecret : null,
     };

@@ -84,6 +84,16 @@ function keyActor(key: StoredApiKey): string {
   return `api key ${key.prefix}`;
 }
 
+/** The records to publish for the own inbound domain, in Postmark's words (the console shows the same). */
+export function inboundDomainRecordsOf(settings: ServerSettingsSummary) {
+  return settings.inboundDomainRecords.map((record) => ({
+    Type: record.type,
+    Name: record.name,
+    Value: record.value,
+    Priority: record.priority ?? 0,
+  }));
+}
+
 function toAnswer(settings: ServerSettingsSummary): Static<typeof ServerAnswer> {
   return {
     ID: parseInt(settings.inboundHash.slice(0, 7), 16),
@@ -103,12 +113,7 @@ function toAnswer(settings: ServerSettingsSummary): Static<typeof ServerAnswer> 
     PostFirstOpenOnly: false,
     InboundDomain: settings.inboundDomain,
     InboundDomainVerified: settings.inboundDomainVerified,
-    InboundDomainDnsRecords: settings.inboundDomainRecords.map((record) => ({
-      Type: record.type,
-      Name: record.name,
-      Value: record.value,
-      Priority: record.priority ?? 0,
-    })),
+    InboundDomainDnsRecords: inboundDomainRecordsOf(settings),
     InboundHash: settings.inboundHash,
     InboundSpamThreshold: settings.inboundSpamThreshold,
     TrackOpens: false,
