@@ -259,7 +259,17 @@ export async function consume(context: ConsumerContext, options: ConsumeOptions)
               from,
               to: lastOffset ?? decoded.at(-1)!.position.offset,
             });
-            if (lastOffset) await commitUpTo(lastOffset);
+            // Handled: a commit refused now (or the heartbeat after it: "the group is rebalancing") must not hand
+            // the batch to the handler again here, at once. It did: the one-at-a-time path below made every event's
+            // work a second time within milliseconds, before the first was seen done (the inbound reader's call
+            // appended twice and posted twice, one Webhook-Id). The offsets stay resolved: committed with the next
+            // batch's, or, after the rebalance, the partition's next owner reads the batch again from the group's
+            // offset (at least once, later, as after a kill).
+            if (lastOffset) {
+              await commitUpTo(lastOffset).catch((error: unknown) => {
+                if (isRunning() && !isStale()) options.onError?.(error, undefined);
+              });
+            }
             return;
           } catch (error) {
             if (behind(error)) return;
