@@ -368,6 +368,7 @@ beforeAll(async () => {
       log: () => undefined,
     }),
   ]);
+  step('consumersJoined');
 
   // DSNS messages delivered an hour ago, one recipient each, in the activity store: what the DSNs are about.
   const at = Date.now() - 3600_000;
@@ -396,7 +397,7 @@ beforeAll(async () => {
     120_000,
     `the ${DSNS} messages to show as delivered in the activity store`,
   );
-  step('inProcessAndSeeded');
+  step('seeded');
   for (const copy of COPIES) await waitForCopy(copy);
   step('appsStarted');
 }, 300_000);
