@@ -60,6 +60,38 @@ describe('the Kafka event store', () => {
     expect(read.map((e) => e.metadata.eventId)).toEqual(events.map((e) => e.metadata.eventId));
   });
 
+  it('reads a stretch of a partition once, from its start up to its end, and nothing around it', async () => {
+    const own = await freshEventStore('read-range-test');
+    try {
+      const org = randomUUID();
+      const events = Array.from({ length: 30 }, (_, i) => memberAdded(org, `range-${i}@example.com`));
+      for (let i = 0; i < events.length; i += 10) await own.append(events.slice(i, i + 10));
+      const byPartition = new Map<number, { offset: bigint; eventId: string }[]>();
+      await own.readAll([own.topics.accounts], async (items) => {
+        for (const { position, event } of items) {
+          const list = byPartition.get(position.partition) ?? [];
+          list.push({ offset: BigInt(position.offset), eventId: event!.metadata.eventId });
+          byPartition.set(position.partition, list);
+        }
+      });
+      // The partition holding the most events: a stretch from its third to its second-to-last.
+      const [partition, held] = [...byPartition].sort((a, b) => b[1].length - a[1].length)[0]!;
+      expect(held.length).toBeGreaterThanOrEqual(5);
+      const stretch = held.slice(2, -1);
+      const read: string[] = [];
+      const handed = await own.readRange(
+        new Map([[`${own.topics.accounts}:${partition}`, { from: stretch[0]!.offset, to: held.at(-1)!.offset }]]),
+        async (items) => {
+          for (const item of items) read.push(item.event.metadata.eventId);
+        },
+      );
+      expect(handed).toBe(stretch.length);
+      expect(read).toEqual(stretch.map((e) => e.eventId));
+    } finally {
+      await own.disconnect();
+    }
+  });
+
   it('delivers an event again when the consumer crashed after handling it but before committing', async () => {
     const own = await freshEventStore('crash-test');
     const group = uniqueName('crash-group');

@@ -23,6 +23,7 @@ export * from './registry/registerAll';
 export * from './clickhouse/client';
 export * from './clickhouse/migrations';
 export * from './redis/client';
+export * from './redis/leases';
 export * from './redis/idempotency';
 export * from './console';
 export * from './views';

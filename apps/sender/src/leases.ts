@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { describeCause, InfrastructureError, type Redis } from '@sendline/infra';
+import { describeCause, InfrastructureError, releaseLeases, renewLeases, type Redis } from '@sendline/infra';
 
 /** Sets the key to the token only if the key holds no other token; 1 when it holds ours now. */
 const TAKE = `
@@ -7,10 +7,6 @@ local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
-/** Extends the key's life only while it holds the token. */
-const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`;
-/** Deletes the key only while it holds the token. */
-const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 /** The messages a run holds, until `release`. */
 export interface HeldMessages {
@@ -45,35 +41,33 @@ export class MessageLeases {
     const token = randomUUID();
     const keys = [...new Set(messageIds)].map((id) => this.keyOf(id));
     for (;;) {
-      const taken = await this.each(keys, TAKE, token, ttlMs);
+      const taken = await this.take(keys, token, ttlMs);
       if (taken.every(Boolean)) break;
       // All or none: what this attempt took goes back, so two runs never wait on each other's half.
-      await this.each(
+      await releaseLeases(
+        this.redis,
         keys.filter((_, i) => taken[i]),
-        RELEASE,
         token,
-      );
+      ).catch((cause: unknown) => failed(cause));
       const delay = this.options.retryDelayMs ?? 100;
       await new Promise((resolve) => setTimeout(resolve, delay / 2 + Math.random() * delay));
     }
-    const renewal = setInterval(() => void this.each(keys, RENEW, token, ttlMs).catch(() => undefined), ttlMs / 3);
-    renewal.unref();
+    const stopRenewing = renewLeases(this.redis, keys, token, ttlMs);
     return {
       release: async () => {
-        clearInterval(renewal);
+        stopRenewing();
         // A lease not given back expires on its own.
-        await this.each(keys, RELEASE, token).catch(() => undefined);
+        await releaseLeases(this.redis, keys, token).catch(() => undefined);
       },
     };
   }
 
   /**
-   * The script on each key, the commands written back to back on the connection (one round trip's wait in all), and
+   * Takes each key's lease, the scripts written back to back on the connection (one round trip's wait in all), and
    * not as one pipeline: on a Redis Cluster the keys of one run are in many slots, which a pipeline may not span.
    */
-  private async each(keys: string[], script: string, token: string, ttlMs?: number): Promise<boolean[]> {
-    const args = ttlMs === undefined ? [token] : [token, String(ttlMs)];
-    const results = await Promise.all(keys.map((key) => this.redis.eval(script, 1, key, ...args))).catch(
+  private async take(keys: string[], token: string, ttlMs: number): Promise<boolean[]> {
+    const results = await Promise.all(keys.map((key) => this.redis.eval(TAKE, 1, key, token, String(ttlMs)))).catch(
       (cause: unknown) => failed(cause),
     );
     return results.map((value) => value === 1);

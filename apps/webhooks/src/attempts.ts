@@ -41,6 +41,8 @@ export interface AttemptDependencies {
   disableAfterMs: number;
   /** Absent: webhooks are never disabled (tools and tests of the calls alone). */
   disable?: DisableFailingWebhook;
+  /** How long a copy killed mid-call holds the call's lease (renewed every third of it while the call runs): 10 s. */
+  leaseTtlMs?: number;
   now?: () => number;
 }
 
@@ -108,22 +110,46 @@ export class CallAttempts {
   }
 
   /**
-   * `answeredBefore`: what answeredAmong said of it (undefined: read here). `called` is told once the HTTP call is
-   * over (the caller frees the endpoint's slot then, while the attempt is recorded).
+   * `answeredBefore`: what answeredAmong said of it (undefined: not read). `called` is told once the HTTP call is
+   * over (the caller frees the endpoint's slot then, while the attempt is recorded). Undefined when there was
+   * nothing to make: the call was answered, or another copy made this attempt already.
+   *
+   * One copy at a time: an attempt first claims its call (WebhookDeliveryLog.claim), so a copy that lost its
+   * partitions to a rebalance mid-batch and the partitions' new owner never both make it; the second reads the first's
+   * outcome once its lease is given back, and makes nothing. A manual redelivery is always made, once.
    */
   async perform(
     record: WebhookCallScheduled,
     answeredBefore?: boolean,
     called?: () => void,
   ): Promise<WebhookDeliveryAttempt | undefined> {
+    const call = record.data;
+    if (!call.manual && answeredBefore) return undefined;
+    const claim = call.manual
+      ? undefined
+      : await this.deps.log.claim(call.callId, call.attempt, { ttlMs: this.deps.leaseTtlMs ?? 10_000 });
+    if (claim === 'answered' || claim === 'settled') return undefined;
+    let attempt: WebhookDeliveryAttempt;
+    try {
+      attempt = await this.attempt(record, called);
+    } catch (error) {
+      // Undone (Kafka or Redis away): given back, to be made again by whichever copy reads it next.
+      await claim?.release().catch(() => undefined);
+      throw error;
+    }
+    // Not given back (Redis away): the lease expires on its own.
+    await (attempt.status === 'Delivered' ? claim?.release() : claim?.settle())?.catch(() => undefined);
+    return attempt;
+  }
+
+  /** Makes the attempt and records it (see perform). */
+  private async attempt(record: WebhookCallScheduled, called?: () => void): Promise<WebhookDeliveryAttempt> {
     const { organizationId } = record.metadata;
     const call = record.data;
     const inbound = call.recordType === 'Inbound';
-    const [answered, webhooks] = await Promise.all([
-      call.manual ? false : (answeredBefore ?? this.deps.log.answered(call.callId)),
-      inbound ? this.inboundHookOf(organizationId) : this.deps.directory.webhooks(organizationId),
-    ]);
-    if (answered) return undefined;
+    const webhooks = await (inbound
+      ? this.inboundHookOf(organizationId)
+      : this.deps.directory.webhooks(organizationId));
     const webhook = webhooks.find(
       (candidate) => candidate.webhookId === call.webhookId && candidate.organizationId === organizationId,
     );

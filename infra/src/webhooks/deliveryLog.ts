@@ -1,5 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { WebhookCallScheduled } from '@sendline/domain';
+import { releaseLeases, renewLeases } from '../redis/leases';
 
 /**
  * The webhooks' delivery log in Redis: what the webhooks process writes of each attempt of a call, and what the
@@ -7,7 +9,10 @@ import type { WebhookCallScheduled } from '@sendline/domain';
  *
  *   <ns>:webhooks:deliveries:<org>:<webhookId> list: the last 100 attempts of the webhook's calls, newest first
  *   <ns>:webhooks:call:<org>:<callId>          string: the call's first record (JSON), for a manual redelivery, 30 days
- *   <ns>:webhooks:answered:<callId>            string: set once an attempt was answered 2xx, 3 days
+ *   <ns>:webhooks:answered:<callId>            string: the call's state across every copy of the webhooks app:
+ *                                              `1` once an attempt was answered 2xx; `settled:<n>` once attempt n
+ *                                              ended otherwise (failed, its next one scheduled or given up; dropped);
+ *                                              `calling:<token>` while a copy makes an attempt (a lease); 3 days
  *   <ns>:webhooks:last:<org>:<callId>          string: an inbound call's last attempt (JSON), 30 days: the
  *                                              inbound message's status (Processed, Scheduled, Failed)
  *   <ns>:webhooks:failing:<org>:<webhookId>    string: when the webhook's current streak of failed calls began
@@ -19,6 +24,34 @@ import type { WebhookCallScheduled } from '@sendline/domain';
 const DAY_S = 24 * 60 * 60;
 const CALL_TTL_S = 30 * DAY_S;
 const ANSWERED_TTL_S = 3 * DAY_S;
+
+/**
+ * KEYS[1]: the call's state (`answered` key). ARGV: the lease's value, the attempt, the lease's life (ms).
+ * Answers `answered`, `settled` (this attempt or a later one ended), `held` (another copy makes it now) or `claimed`.
+ */
+const CLAIM = `
+local state = redis.call('GET', KEYS[1])
+if state == '1' then return 'answered' end
+if state then
+  local settled = string.match(state, '^settled:(%d+)$')
+  if settled then
+    if tonumber(settled) >= tonumber(ARGV[2]) then return 'settled' end
+  elseif state ~= ARGV[1] then
+    return 'held'
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 'claimed'`;
+/** Marks the attempt settled, while the key still holds this copy's lease (an answer's `1` is never overwritten). */
+const SETTLE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) end return 0`;
+
+/** A call's attempt this copy alone makes now (WebhookDeliveryLog.claim). */
+export interface ClaimedCall {
+  /** The attempt ended without an answer (failed and rescheduled or given up, dropped): no copy makes it again. */
+  settle(): Promise<void>;
+  /** Gives the attempt back (answered: the answer's mark replaced the lease already; or it threw, to be made again). */
+  release(): Promise<void>;
+}
 export const WEBHOOK_DELIVERY_LOG_LENGTH = 100;
 
 /** One attempt of a call, as the delivery log keeps it. */
@@ -125,7 +158,42 @@ export class WebhookDeliveryLog {
   async answeredAmong(callIds: readonly string[]): Promise<Set<string>> {
     if (callIds.length === 0) return new Set();
     const marks = await this.redis.mget(...callIds.map((id) => this.answeredKey(id)));
-    return new Set(callIds.filter((_, i) => marks[i] !== null));
+    return new Set(callIds.filter((_, i) => marks[i] === '1'));
+  }
+
+  /**
+   * One copy at a time makes an attempt of a call: the copy whose partitions a rebalance took away may still be making
+   * the calls of its last batch while the partitions' new owner reads the same records (docs/scaling.md). Takes the
+   * call's lease, waiting while another copy holds it, unless the call was answered or this attempt already ended:
+   * then nothing is to be made. The lease is renewed until settled or released; a copy killed mid-call holds it until
+   * it expires (`ttlMs`), and the attempt is then made again, with its Webhook-Id (at least once).
+   */
+  async claim(
+    callId: string,
+    attempt: number,
+    options: { ttlMs?: number; retryDelayMs?: number } = {},
+  ): Promise<'answered' | 'settled' | ClaimedCall> {
+    const key = this.answeredKey(callId);
+    const ttlMs = options.ttlMs ?? 10_000;
+    const lease = `calling:${randomUUID()}`;
+    for (;;) {
+      const state = (await this.redis.eval(CLAIM, 1, key, lease, String(attempt), String(ttlMs))) as string;
+      if (state === 'answered' || state === 'settled') return state;
+      if (state === 'claimed') break;
+      const delay = options.retryDelayMs ?? 100;
+      await new Promise((resolve) => setTimeout(resolve, delay / 2 + Math.random() * delay));
+    }
+    const stopRenewing = renewLeases(this.redis, [key], lease, ttlMs);
+    return {
+      settle: async () => {
+        stopRenewing();
+        await this.redis.eval(SETTLE, 1, key, lease, `settled:${attempt}`, String(ANSWERED_TTL_S));
+      },
+      release: async () => {
+        stopRenewing();
+        await releaseLeases(this.redis, [key], lease);
+      },
+    };
   }
 
   /**
@@ -168,7 +236,7 @@ export class WebhookDeliveryLog {
   }
 
   async answered(callId: string): Promise<boolean> {
-    return (await this.redis.exists(this.answeredKey(callId))) === 1;
+    return (await this.redis.get(this.answeredKey(callId))) === '1';
   }
 
   /** A call of the organization, by id (null when unknown, too old, or another organization's). */
