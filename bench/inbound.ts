@@ -24,8 +24,9 @@
  * the CPU per message much less.
  *
  * MESSAGES (default 5000; BENCH_MESSAGES), RATE (500 per second; BENCH_RATE), BENCH_CONNECTIONS (20),
- * BENCH_PIPELINING (1), BENCH_WARM_UP (200 messages first, left out of the figures), BENCH_PROFILE=<folder> (each
- * app writes a V8 CPU profile there when it exits).
+ * BENCH_PIPELINING (1), BENCH_WARM_UP (200 messages first, left out of the figures), BENCH_READERS (1: inbound reader
+ * processes in one consumer group, sharing mail.received's partitions), BENCH_PROFILE=<folder> (each app writes a V8
+ * CPU profile there when it exits).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -53,6 +54,7 @@ import {
   webhookRetryTopic,
   withAdmin,
 } from '@sendline/infra';
+import { WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
 import { benchTopics, cpuMs, machineCpu, ownCpuMs, peakRssMb, percentile, PROFILE_FLAGS, servicePids } from './support';
 import { dataOf, SmtpClient } from './smtpClient';
 
@@ -62,6 +64,8 @@ const RATE = Number(rateArgument ?? process.env.BENCH_RATE ?? 500);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const WARM_UP = Number(process.env.BENCH_WARM_UP ?? 200);
 const PIPELINING = process.env.BENCH_PIPELINING !== '0';
+/** Inbound reader processes, one consumer group: they share mail.received's partitions. */
+const READERS = Math.max(1, Number(process.env.BENCH_READERS ?? 1));
 /** How long the posts of a phase may take after its last 250. */
 const DRAIN_MS = 120_000;
 
@@ -129,30 +133,40 @@ async function main(): Promise<void> {
       const logged = JSON.parse(text) as { receivedId: string; appendMs: number };
       appendMs.set(logged.receivedId, logged.appendMs);
     });
-    const reader = await startChild('inbound', 'apps/inbound/src/main.ts', 'inbound reader started', {
-      ...common,
-      SENDLINE_INBOUND_GROUP: `${prefix}-inbound-reader`,
-    });
-    createInterface({ input: reader.child.stdout! }).on('line', (text) => {
-      if (!text.includes('"msg":"inbound message recorded"')) return;
-      const receivedId = (JSON.parse(text) as { receivedId: string }).receivedId;
-      if (!recorded.has(receivedId)) recorded.set(receivedId, performance.now());
-    });
-    const webhooks = await startChild('webhooks', 'apps/webhooks/src/main.ts', 'webhooks started', {
-      ...common,
-      SENDLINE_WEBHOOKS_GROUP: `${prefix}-webhooks-dispatcher`,
-      SENDLINE_WEBHOOKS_CALLER_GROUP: `${prefix}-webhooks-calls`,
-      SENDLINE_WEBHOOKS_NOTICES_GROUP: `${prefix}-webhooks-notices`,
-      SENDLINE_WEBHOOKS_START: 'earliest',
-      SENDLINE_WEBHOOK_ALLOW_PRIVATE: '1',
-    });
+    const readers = [];
+    for (let i = 0; i < READERS; i++) {
+      const reader = await startChild('inbound', 'apps/inbound/src/main.ts', 'inbound reader started', {
+        ...common,
+        SENDLINE_INBOUND_GROUP: `${prefix}-inbound-reader`,
+      });
+      createInterface({ input: reader.child.stdout! }).on('line', (text) => {
+        if (!text.includes('"msg":"inbound message recorded"')) return;
+        const receivedId = (JSON.parse(text) as { receivedId: string }).receivedId;
+        if (!recorded.has(receivedId)) recorded.set(receivedId, performance.now());
+      });
+      readers.push(reader);
+    }
+    const webhooks = await startChild(
+      'webhooks',
+      'apps/webhooks/src/main.ts',
+      'webhooks started',
+      {
+        ...common,
+        SENDLINE_WEBHOOKS_GROUP: `${prefix}-webhooks-dispatcher`,
+        SENDLINE_WEBHOOKS_CALLER_GROUP: `${prefix}-webhooks-calls`,
+        SENDLINE_WEBHOOKS_NOTICES_GROUP: `${prefix}-webhooks-notices`,
+        SENDLINE_WEBHOOKS_START: 'earliest',
+        SENDLINE_WEBHOOK_ALLOW_PRIVATE: '1',
+      },
+      WEBHOOKS_NODE_FLAGS,
+    );
 
     const port = Number(mxAddress.slice(mxAddress.lastIndexOf(':') + 1));
     console.log(
       `bench:inbound — ${WARM_UP} warm-up messages, then ${MESSAGES} messages of ~20 KB (one attachment) offered ` +
         `at ${RATE}/s over ${CONNECTIONS} SMTP connections` +
         `${PIPELINING ? ' (pipelining)' : ''}; the MX, the inbound reader and the webhooks as their ` +
-        `own processes`,
+        `own processes${READERS > 1 ? ` (${READERS} inbound readers, one consumer group)` : ''}`,
     );
     const warmUp = await phase(port, await messagesOf('warm-up', WARM_UP), RATE);
     console.log(
@@ -162,7 +176,10 @@ async function main(): Promise<void> {
 
     const processes = [
       { name: 'MX', ms: () => cpuMs(mx.child) },
-      { name: 'inbound reader', ms: () => cpuMs(reader.child) },
+      ...readers.map((reader, i) => ({
+        name: READERS > 1 ? `inbound reader ${i + 1}` : 'inbound reader',
+        ms: () => cpuMs(reader.child),
+      })),
       { name: 'webhooks', ms: () => cpuMs(webhooks.child) },
       // Its own CPU only (cpuMs would add its children, the apps).
       { name: 'this process (SMTP client, hook)', ms: () => ownCpuMs() },
@@ -188,11 +205,11 @@ async function main(): Promise<void> {
         `due → posted (received → posted):               ${spread(result.latencies)}`,
         `CPU ms per message: ${processes.map((p, j) => `${p.name} ${perMessage(cpu[j]!)}`).join(', ')}; ` +
           `machine busy ${(busy * 100).toFixed(0)}% of its ${machine.cores} cores`,
-        `peak RSS: MX ${peakRssMb(mx.child)} MB, inbound reader ${peakRssMb(reader.child)} MB, webhooks ` +
+        `peak RSS: MX ${peakRssMb(mx.child)} MB, inbound reader ${readers.map((r) => peakRssMb(r.child)).join(' / ')} MB, webhooks ` +
           `${peakRssMb(webhooks.child)} MB, this process ${peakRssMb(process)} MB`,
         `calls sent to wait a minute on the first retry topic, warm-up included: ${await setAside()} (set aside: ` +
           `the hook backed up, over 5 s of calls waiting at its pace; or failed without reaching the hook)`,
-        `errors and warnings logged: MX ${mx.problems()}, inbound reader ${reader.problems()}, webhooks ` +
+        `errors and warnings logged: MX ${mx.problems()}, inbound reader ${readers.map((r) => r.problems()).join(' / ')}, webhooks ` +
           `${webhooks.problems()}`,
       ].join('\n'),
     );
@@ -330,9 +347,10 @@ async function startChild(
   entry: string,
   ready: string,
   env: Record<string, string>,
+  flags: readonly string[] = [],
 ): Promise<{ child: ChildProcess; line: string; problems: () => number }> {
   let problems = 0;
-  const child = spawn(process.execPath, [...PROFILE_FLAGS, '--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...PROFILE_FLAGS, ...flags, '--import', 'tsx', entry], {
     env: { ...process.env, SENDLINE_TOPIC_PREFIX: prefix, SENDLINE_DEV: '1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

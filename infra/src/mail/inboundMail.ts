@@ -228,13 +228,16 @@ function attachmentOf(attachment: Attachment): InboundAttachment {
   };
 }
 
-/** How many lines start with `--`, up to one more than the limit. */
-function delimiterLines(bytes: Uint8Array): number {
-  let count = 0;
-  for (let i = 0; i + 1 < bytes.length && count <= INBOUND_MAIL_LIMITS.maxDelimiterLines; i++) {
-    if (bytes[i] === 0x2d && bytes[i + 1] === 0x2d && (i === 0 || bytes[i - 1] === 0x0a || bytes[i - 1] === 0x0d)) {
-      count++;
-    }
+/**
+ * How many lines start with `--` (a `--` at the start or after a CR or an LF), up to one more than the limit: each
+ * found by Buffer's native indexOf rather than a loop over every byte of the message.
+ */
+export function delimiterLines(bytes: Uint8Array): number {
+  const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const limit = INBOUND_MAIL_LIMITS.maxDelimiterLines;
+  let count = buffer[0] === 0x2d && buffer[1] === 0x2d ? 1 : 0;
+  for (const marker of ['\n--', '\r--']) {
+    for (let at = buffer.indexOf(marker); at >= 0 && count <= limit; at = buffer.indexOf(marker, at + 1)) count++;
   }
   return count;
 }

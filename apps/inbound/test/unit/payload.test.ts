@@ -72,6 +72,55 @@ describe("Postmark's inbound JSON of a mail", () => {
     expect(empty.Headers).toContainEqual({ Name: 'X-Sendline-Unparsed', Value: 'an empty message' });
   });
 
+  it('gives an attachment its bytes back however its base64 lines are written', async () => {
+    // postal-mime is patched to take a line of base64 letters only without its regular expressions, and to find
+    // lines by indexOf: every other shape of line still takes the general path, and the bytes are the same.
+    const bytes = Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 7919 + 13) % 256));
+    const base64 = bytes.toString('base64');
+    const lines = (width: number) => base64.match(new RegExp(`.{1,${width}}`, 'g'))!;
+    // Each line a whole unit of its own, padded (some mailers pad every line).
+    const padded = Array.from({ length: Math.ceil(bytes.length / 56) }, (_, i) =>
+      bytes.subarray(i * 56, (i + 1) * 56).toString('base64'),
+    );
+    const shapes: Record<string, string[]> = {
+      'CRLF, 76 a line': [lines(76).join('\r\n')],
+      'LF only': [lines(76).join('\n')],
+      'CRs before the LF': [lines(76).join('\r\r\n')],
+      'spaces and tabs around': [lines(60).join(' \t\r\n  ')],
+      'a padded unit on each line': [padded.join('\r\n')],
+      'a character outside base64 in some lines': [
+        lines(76)
+          .map((l, i) => (i % 7 === 3 ? `${l}!` : l))
+          .join('\r\n'),
+      ],
+    };
+    for (const [shape, [body]] of Object.entries(shapes)) {
+      const payload = await payloadOf(
+        'From: a@sender.example\r\nSubject: bytes\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n' +
+          '--b\r\nContent-Type: text/plain\r\n\r\ntext\r\n' +
+          '--b\r\nContent-Type: application/octet-stream\r\nContent-Disposition: attachment; filename="a.bin"\r\n' +
+          `Content-Transfer-Encoding: base64\r\n\r\n${body}\r\n--b--\r\n`,
+      );
+      expect(payload.Attachments, shape).toEqual([
+        { Name: 'a.bin', Content: base64, ContentType: 'application/octet-stream', ContentLength: 5000, ContentID: '' },
+      ]);
+      expect(payload.TextBody.trim(), shape).toBe('text');
+    }
+  });
+
+  it('strips the quoted text from a reply of long lines, emoji included, as email-reply-parser does', async () => {
+    // email-reply-parser is patched to reverse strings by slices of char codes instead of one character at a time:
+    // the same code units, a 10,000-character line and a surrogate pair across a slice's edge included.
+    const reply = `${'Thanks 😀 '.repeat(1100)}done`;
+    const payload = await payloadOf(
+      'From: a@sender.example\r\nSubject: Re: order\r\nContent-Type: text/plain; charset=utf-8\r\n' +
+        `Content-Transfer-Encoding: 8bit\r\n\r\n${reply}\r\n\r\n` +
+        'On Mon, Jan 5, 2026 at 10:00 AM Bob <bob@shop.example> wrote:\r\n> Your order shipped.\r\n> Bob\r\n',
+    );
+    expect(payload.StrippedTextReply).toBe(reply);
+    expect(payload.TextBody).toContain('> Your order shipped.');
+  });
+
   it('leaves out an attachment that would take the JSON over its limit, and says so', async () => {
     const big = Buffer.alloc(MAX_PAYLOAD_BYTES, 0x61).toString('base64');
     const payload = await payloadOf(
