@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { WebhookCallScheduled } from '@sendline/domain';
+import { getMany } from '../redis/client';
 
 /**
  * The webhooks' delivery log in Redis: what the webhooks process writes of each attempt of a call, and what the
@@ -121,10 +122,13 @@ export class WebhookDeliveryLog {
     }
   }
 
-  /** The call ids among `callIds` already answered 2xx, in one round trip. */
+  /** The call ids among `callIds` already answered 2xx, in one round trip (one a master on a cluster). */
   async answeredAmong(callIds: readonly string[]): Promise<Set<string>> {
     if (callIds.length === 0) return new Set();
-    const marks = await this.redis.mget(...callIds.map((id) => this.answeredKey(id)));
+    const marks = await getMany(
+      this.redis,
+      callIds.map((id) => this.answeredKey(id)),
+    );
     return new Set(callIds.filter((_, i) => marks[i] !== null));
   }
 
@@ -156,11 +160,14 @@ export class WebhookDeliveryLog {
     return raw.map((json) => JSON.parse(json) as WebhookDeliveryAttempt);
   }
 
-  /** The last attempt of each of the organization's inbound calls among `callIds` that made one, in one round trip. */
+  /** The last attempt of each of the organization's inbound calls among `callIds` that made one, in one round trip (one a master on a cluster). */
   async lastAttempts(organizationId: string, callIds: readonly string[]): Promise<Map<string, WebhookDeliveryAttempt>> {
     const found = new Map<string, WebhookDeliveryAttempt>();
     if (callIds.length === 0) return found;
-    const values = await this.redis.mget(...callIds.map((id) => this.lastKey(organizationId, id)));
+    const values = await getMany(
+      this.redis,
+      callIds.map((id) => this.lastKey(organizationId, id)),
+    );
     values.forEach((value, i) => {
       if (value) found.set(callIds[i]!, JSON.parse(value) as WebhookDeliveryAttempt);
     });
