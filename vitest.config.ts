@@ -27,6 +27,8 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/chaos/**'],
+          // What every file shares is set up once, before files run side by side (the system organization).
+          globalSetup: ['test/support/globalSetup.ts'],
           // Hang guards, not speed limits: each wait in a test has its own bound, and a test of several (a projector
           // started, stopped and started again) took 39 s beside one other file and over 60 s beside three.
           testTimeout: 180_000,

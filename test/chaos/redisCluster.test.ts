@@ -1,6 +1,3 @@
-import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { replayView, type ReplayableView } from '@sendline/application';
 import { SuppressionView } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,33 +7,14 @@ import { startPipeline, type Pipeline } from './pipeline';
 
 /**
  * Redis as a cluster (issue 38, §2): a private Redis Cluster of three masters with one replica each
- * (`infra up --redis-cluster`), on a private Kafka.
+ * (`infra up --redis-cluster`), on a private Kafka. The API, the sender and the projector on the cluster, under a
+ * keyed load with hard bounces: the master that holds the suppression view is killed with SIGKILL, its replica takes
+ * over, and the old master comes back as a replica. Counted: every accepted message delivered once (none twice),
+ * every hard bounce suppressed, the Redis views equal to a replay, the allowance equal to the log.
  *
- * 1. The API, the sender and the projector on the cluster, under a keyed load with hard bounces: the master that
- *    holds the suppression view is killed with SIGKILL, its replica takes over, and the old master comes back as
- *    a replica. Counted: every accepted message delivered once (none twice), every hard bounce suppressed, the
- *    Redis views equal to a replay, the allowance equal to the log.
- * 2. The integration files that run the Redis code paths the load of 1. does not (ON_THE_CLUSTER) run against the
- *    cluster (REDIS_URL=redis-cluster://…), on the shared Kafka, in a child vitest.
+ * The rest of the cluster's coverage is the whole integration suite: `npm test` runs it against a Redis Cluster of
+ * its own (infra/local/bin/test, test_redis_cluster), and the fault tests, this one aside, against the single Redis.
  */
-
-const ROOT = resolve(import.meta.dirname, '../..');
-
-/**
- * The Redis code paths the load above does not run, one file each (their own topics, groups and organizations, as in
- * the integration suite): the client's answer deadline and first Lua write, the sender's ledger and guard, the
- * suppressions API, a replay's scan, rebuild and swap of each Redis view. The load runs the rest: the API's
- * idempotency keys (keyed retries after 503s), suppression checks and allowance reservations, the projector's views,
- * the sender's guards.
- */
-const ON_THE_CLUSTER = [
-  'test/redisClient.test.ts',
-  'test/projector/redisCommands.test.ts',
-  'test/sender/ledger.test.ts',
-  'test/sender/sentOnce.test.ts',
-  'test/api/suppressions.test.ts',
-  'test/projector/replay.test.ts',
-];
 
 let stack: PrivateStack;
 let pipeline: Pipeline | undefined;
@@ -190,51 +168,5 @@ describe('a Redis Cluster of three masters', () => {
     for (const view of compared) expect(reports[view]!.equal, view).toBe(true);
     // The allowance equals the log: one recipient per accepted message, each counted once.
     expect(await pipeline.allowanceUsed()).toBe(accepted.length);
-    // The files below write views of their own organizations into the same namespace: this one's apps stop first.
-    await pipeline.close();
-    pipeline = undefined;
-  });
-
-  it('runs the integration files that cover every Redis code path', async () => {
-    const report = join(stack.dir, 'cluster-integration.json');
-    rmSync(report, { force: true });
-    const child = spawn(
-      'npx',
-      [
-        'vitest',
-        'run',
-        '--project',
-        'integration',
-        '--maxWorkers=2',
-        '--reporter=dot',
-        '--reporter=json',
-        `--outputFile.json=${report}`,
-        ...ON_THE_CLUSTER,
-      ],
-      // The shared Kafka, registry and ClickHouse of the suite, the private cluster for Redis.
-      { cwd: ROOT, env: { ...process.env, REDIS_URL: stack.env.REDIS_URL }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const started = Date.now();
-    const code = await new Promise<number | null>((done) => child.on('exit', done));
-    const results = JSON.parse(readFileSync(report, 'utf8')) as {
-      numPassedTests: number;
-      numFailedTests: number;
-      numTotalTests: number;
-    };
-    console.log(
-      'redis cluster, integration files:',
-      JSON.stringify({
-        files: ON_THE_CLUSTER.length,
-        passed: results.numPassedTests,
-        failed: results.numFailedTests,
-        seconds: Math.round((Date.now() - started) / 1000),
-      }),
-    );
-    expect(code, output.slice(-8000)).toBe(0);
-    expect(results.numFailedTests).toBe(0);
-    expect(results.numPassedTests).toBe(results.numTotalTests);
   });
 });

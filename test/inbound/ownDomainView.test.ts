@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { ServerSettingsChanged } from '@sendline/domain';
-import { AccountsView, createRedis, type Redis } from '@sendline/infra';
+import { AccountsView, createRedis, deleteKeys, type Redis } from '@sendline/infra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addresses, uniqueName } from '../support/services';
 
@@ -17,10 +17,8 @@ beforeAll(() => {
   redis = createRedis(addresses.redisUrl);
 });
 afterAll(async () => {
-  for (const ns of namespaces) {
-    const keys = await redis.keys(`${ns}:*`);
-    if (keys.length > 0) await redis.unlink(...keys);
-  }
+  // SCAN on every master (KEYS answers for one node of a cluster).
+  for (const ns of namespaces) await deleteKeys(redis, `${ns}:*`);
   redis.disconnect();
 });
 

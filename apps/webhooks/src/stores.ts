@@ -1,5 +1,5 @@
 import type { WebhookConfig } from '@sendline/domain';
-import type { Redis } from '@sendline/infra';
+import { getMany, type Redis } from '@sendline/infra';
 import type { MessageSummary } from './payloads';
 
 /**
@@ -90,7 +90,10 @@ export class MessageSummaries {
   async get(messageIds: readonly string[]): Promise<Map<string, MessageSummary>> {
     const found = new Map<string, MessageSummary>();
     if (messageIds.length === 0) return found;
-    const values = await this.redis.mget(...messageIds.map((id) => this.key(id)));
+    const values = await getMany(
+      this.redis,
+      messageIds.map((id) => this.key(id)),
+    );
     values.forEach((value, i) => {
       if (value) found.set(messageIds[i]!, JSON.parse(value) as MessageSummary);
     });

@@ -119,6 +119,17 @@ export function isCluster(redis: unknown): boolean {
   return redis instanceof Cluster;
 }
 
+/**
+ * The values of `keys` in their order (null for a missing key): one MGET on a single Redis. A cluster answers an MGET
+ * only for keys of one slot (CROSSSLOT otherwise), and keys that are each their own (a webhook call's, a message's)
+ * fall on every master: there it is one GET a key, which auto-pipelining still sends in one write a master.
+ */
+export async function getMany(redis: Redis, keys: readonly string[]): Promise<(string | null)[]> {
+  if (keys.length === 0) return [];
+  if (!isCluster(redis)) return redis.mget(...keys);
+  return Promise.all(keys.map((key) => redis.get(key)));
+}
+
 /** The master nodes of a cluster, or the client itself: what a SCAN of every key must go through. */
 export function everyMaster(redis: Redis): Redis[] {
   return redis instanceof Cluster ? (redis as Cluster).nodes('master') : [redis];

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { WebhookCallScheduled } from '@sendline/domain';
+import { getMany } from '../redis/client';
 import { releaseLeases, renewLeases } from '../redis/leases';
 
 /**
@@ -154,10 +155,13 @@ export class WebhookDeliveryLog {
     }
   }
 
-  /** The call ids among `callIds` already answered 2xx, in one round trip. */
+  /** The call ids among `callIds` already answered 2xx, in one round trip (one a master on a cluster). */
   async answeredAmong(callIds: readonly string[]): Promise<Set<string>> {
     if (callIds.length === 0) return new Set();
-    const marks = await this.redis.mget(...callIds.map((id) => this.answeredKey(id)));
+    const marks = await getMany(
+      this.redis,
+      callIds.map((id) => this.answeredKey(id)),
+    );
     return new Set(callIds.filter((_, i) => marks[i] === '1'));
   }
 
@@ -224,11 +228,14 @@ export class WebhookDeliveryLog {
     return raw.map((json) => JSON.parse(json) as WebhookDeliveryAttempt);
   }
 
-  /** The last attempt of each of the organization's inbound calls among `callIds` that made one, in one round trip. */
+  /** The last attempt of each of the organization's inbound calls among `callIds` that made one, in one round trip (one a master on a cluster). */
   async lastAttempts(organizationId: string, callIds: readonly string[]): Promise<Map<string, WebhookDeliveryAttempt>> {
     const found = new Map<string, WebhookDeliveryAttempt>();
     if (callIds.length === 0) return found;
-    const values = await this.redis.mget(...callIds.map((id) => this.lastKey(organizationId, id)));
+    const values = await getMany(
+      this.redis,
+      callIds.map((id) => this.lastKey(organizationId, id)),
+    );
     values.forEach((value, i) => {
       if (value) found.set(callIds[i]!, JSON.parse(value) as WebhookDeliveryAttempt);
     });
