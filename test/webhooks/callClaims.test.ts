@@ -42,11 +42,11 @@ describe('webhook call claims across copies', () => {
       events.push(`second: ${typeof claim === 'string' ? claim : 'claimed'}`);
       return claim;
     });
-    // The first copy's call is answered 2xx: it records the answer, then gives its lease back.
+    // The first copy's call is answered 2xx: it records the answer, whose mark replaces its lease.
     await new Promise((resolve) => setTimeout(resolve, 200));
     events.push('first answered');
     await log.record(organizationId, delivered(callId), true);
-    await first.release();
+    first.answered();
     expect(await second).toBe('answered');
     expect(events).toEqual(['first answered', 'second: answered']);
     expect(await log.answered(callId)).toBe(true);

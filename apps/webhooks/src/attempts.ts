@@ -137,8 +137,13 @@ export class CallAttempts {
       await claim?.release().catch(() => undefined);
       throw error;
     }
-    // Not given back (Redis away): the lease expires on its own.
-    await (attempt.status === 'Delivered' ? claim?.release() : claim?.settle())?.catch(() => undefined);
+    if (attempt.status === 'Delivered') {
+      // Recorded: its mark replaced the lease (no round trip to give it back).
+      claim?.answered();
+    } else {
+      // Not settled (Redis away): the lease expires on its own.
+      await claim?.settle().catch(() => undefined);
+    }
     return attempt;
   }
 

@@ -50,7 +50,9 @@ const SETTLE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call(
 export interface ClaimedCall {
   /** The attempt ended without an answer (failed and rescheduled or given up, dropped): no copy makes it again. */
   settle(): Promise<void>;
-  /** Gives the attempt back (answered: the answer's mark replaced the lease already; or it threw, to be made again). */
+  /** The attempt was answered, and its record written: the answer's mark replaced the lease, which is not renewed. */
+  answered(): void;
+  /** Gives the attempt back (it threw before its outcome was recorded): it may be made again. */
   release(): Promise<void>;
 }
 export const WEBHOOK_DELIVERY_LOG_LENGTH = 100;
@@ -193,6 +195,7 @@ export class WebhookDeliveryLog {
         stopRenewing();
         await this.redis.eval(SETTLE, 1, key, lease, `settled:${attempt}`, String(ANSWERED_TTL_S));
       },
+      answered: stopRenewing,
       release: async () => {
         stopRenewing();
         await releaseLeases(this.redis, [key], lease);
