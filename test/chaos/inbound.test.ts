@@ -1,11 +1,9 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
-import type { AccountEvent } from '@sendline/domain';
 import {
   AccountsView,
   createRedis,
   DEFAULT_INBOUND_DOMAIN,
-  encryptSecret,
   EventStore,
   inboundHashOf,
   MemoryZone,
@@ -22,6 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addresses, deleteTopicsAndDisconnect, uniqueName } from '../support/services';
 import { deleteTopicsUnder, Receiver } from '../webhooks/support';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
+import { inboundOrganization } from './receiving';
 
 /**
  * Issue 35's kill test: the MX (apps/mx) and the inbound reader (apps/inbound), each its own process started from the
@@ -200,32 +199,13 @@ beforeAll(async () => {
   accounts = new AccountsView(redis);
   dns = await startDnsServer({ zone: new MemoryZone() });
   receiver = await Receiver.start();
-  const metadata = (n: number) => ({
-    eventId: `${organizationId}-${n}`,
+  await inboundOrganization(accounts, {
     organizationId,
-    occurredAt: Date.now(),
-    schemaVersion: 1,
+    name: 'Chaos inbound',
+    inboundHash,
+    hookUrl: receiver.url,
+    secretKey,
   });
-  const setup: AccountEvent[] = [
-    {
-      type: 'OrganizationCreated',
-      data: { organizationId, name: 'Chaos inbound', adminEmail: 'admin@chaos.example' },
-      metadata: metadata(0),
-    },
-    {
-      type: 'ServerSettingsChanged',
-      data: {
-        inboundHash,
-        inboundHookUrl: receiver.url,
-        inboundDomain: '',
-        inboundSpamThreshold: 0,
-        rawEmailEnabled: false,
-        inboundHookSigningSecretSealed: encryptSecret(`whsec_${randomBytes(32).toString('base64')}`, secretKey),
-      },
-      metadata: metadata(1),
-    },
-  ];
-  await accounts.apply(setup);
   webhooks = await Webhooks.start({
     store,
     redis,

@@ -5,7 +5,6 @@ import {
   ActivityQueries,
   createRedis,
   deadLetterTopicOf,
-  deliveryStatusNotification,
   EventStore,
   positionsKeyOf,
   prefixedTopicNames,
@@ -26,6 +25,7 @@ import { accepted, delivered, freshActivityDatabase, sent } from '../projector/s
 import { dataOf, EventTap } from '../sender/support';
 import { addresses, deleteTopicsAndDisconnect, uniqueName } from '../support/services';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
+import { dsnAbout } from './receiving';
 
 /**
  * Issue 33's kill test: the MX (apps/mx) and the returns reader (apps/returns), each its own process started from the
@@ -164,24 +164,6 @@ async function killAtNext<T>(app: AppProcess, msg: string, snapshot: () => T): P
     () => `the ${app.name} to log "${msg}" and be killed:\n${app.ownOutput.slice(-3000)}`,
   );
   return taken!;
-}
-
-/** A DSN as a remote server writes it: `recipient` does not exist (5.1.1), about our message, to its return path. */
-function dsnAbout(messageId: string, recipient: string, envelopeFrom: string): Buffer {
-  const original = Buffer.from(
-    `From: <orders@shop.example>\r\nTo: <${recipient}>\r\nSubject: Your receipt\r\n` +
-      `Message-ID: <${messageId}@shop.example>\r\n\r\nThanks.\r\n`,
-  );
-  return deliveryStatusNotification(
-    {
-      reportingMta: 'mx.dest.example.net',
-      messageId: `${randomUUID()}@mx.dest.example.net`,
-      boundary: 'b1',
-      date: new Date(),
-    },
-    { envelopeFrom, arrivalDate: new Date(), sourceIp: '127.0.0.1', raw: original },
-    [{ address: recipient, status: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>: user unknown` }],
-  );
 }
 
 /** What one attempt to hand a DSN over got: the reply's code, or 0 when no reply came (refused, dropped). */

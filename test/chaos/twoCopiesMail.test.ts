@@ -1,15 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { AssignerProtocol, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NO_ORGANIZATION, type AccountEvent } from '@sendline/domain';
+import { NO_ORGANIZATION } from '@sendline/domain';
 import {
   AccountsView,
   ActivityQueries,
   createRedis,
   DEFAULT_INBOUND_DOMAIN,
-  deliveryStatusNotification,
-  encryptSecret,
   EventStore,
   inboundHashOf,
   MemoryZone,
@@ -32,6 +30,7 @@ import { freePort } from '../support/ports';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
 import { Receiver } from '../webhooks/support';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
+import { dsnAbout, inboundOrganization } from './receiving';
 
 /**
  * Issue 38, part 1, the receiving side: two copies each of the MX (apps/mx), the returns reader (apps/returns) and the
@@ -88,24 +87,6 @@ const mxPorts = new Map<Copy, number>();
 type Mail =
   | { kind: 'dsn'; id: string; messageId: string; recipient: string; to: string; raw: Buffer }
   | { kind: 'inbound'; id: string };
-
-/** A DSN as a remote server writes it: `recipient` does not exist (5.1.1), about our message, to its return path. */
-function dsnAbout(messageId: string, recipient: string, envelopeFrom: string): Buffer {
-  const original = Buffer.from(
-    `From: <orders@shop.example>\r\nTo: <${recipient}>\r\nSubject: Your receipt\r\n` +
-      `Message-ID: <${messageId}@shop.example>\r\n\r\nThanks.\r\n`,
-  );
-  return deliveryStatusNotification(
-    {
-      reportingMta: 'mx.dest.example.net',
-      messageId: `${randomUUID()}@mx.dest.example.net`,
-      boundary: 'b1',
-      date: new Date(),
-    },
-    { envelopeFrom, arrivalDate: new Date(), sourceIp: '127.0.0.1', raw: original },
-    [{ address: recipient, status: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>: user unknown` }],
-  );
-}
 
 /**
  * The remote servers: mails started at RATE a second, at most CONCURRENCY at once, each on a connection of its own,
@@ -318,32 +299,13 @@ beforeAll(async () => {
 
   // The organization: its inbound address and hook (straight to the accounts view, which the MX and the readers read).
   const accounts = new AccountsView(redis);
-  const metadata = (n: number) => ({
-    eventId: `${organizationId}-${n}`,
+  await inboundOrganization(accounts, {
     organizationId,
-    occurredAt: Date.now(),
-    schemaVersion: 1,
+    name: 'Chaos copies mail',
+    inboundHash,
+    hookUrl: receiver.url,
+    secretKey,
   });
-  const setup: AccountEvent[] = [
-    {
-      type: 'OrganizationCreated',
-      data: { organizationId, name: 'Chaos copies mail', adminEmail: 'admin@chaos.example' },
-      metadata: metadata(0),
-    },
-    {
-      type: 'ServerSettingsChanged',
-      data: {
-        inboundHash,
-        inboundHookUrl: receiver.url,
-        inboundDomain: '',
-        inboundSpamThreshold: 0,
-        rawEmailEnabled: false,
-        inboundHookSigningSecretSealed: encryptSecret(`whsec_${randomBytes(32).toString('base64')}`, secretKey),
-      },
-      metadata: metadata(1),
-    },
-  ];
-  await accounts.apply(setup);
   // Every copy starts now (tsx, Kafka, the groups joining) while this process gets the rest ready.
   for (const copy of COPIES) startCopy(copy);
 
