@@ -1,7 +1,8 @@
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createRedis, serviceAddresses, unavailableService, type Redis } from '@sendline/infra';
+import type { Cluster } from 'ioredis';
+import { createRedis, isCluster, serviceAddresses, unavailableService, type Redis } from '@sendline/infra';
 
 /**
  * The Redis client's answer deadline (infra/src/redis/client.ts): a Redis that does not answer fails a command
@@ -27,12 +28,16 @@ repeat until now() - started > 50000
 return 'answered'`;
 
 /**
- * Lets the client write what it has queued (auto-pipelining writes on the next turn of the event loop; a Redis
- * Cluster's client, which first picks the node, a turn or two later), and no more: the answers are not read yet when
- * the stall begins (Redis answers 50 ms after the write).
+ * Waits until the client has written a command to Redis and waits for its answer (the command is in a connection's
+ * queue of commands sent), and no more: the answer is not read yet when the stall begins (Redis answers 50 ms after
+ * the write). A condition, not a count of event-loop turns: a Redis Cluster's client picks the node first, and a
+ * loaded machine took more turns than any count (the command was written after the stall, and timed out).
  */
-const written = async () => {
-  for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+const written = async (redis: Redis) => {
+  const connections = isCluster(redis) ? (redis as unknown as Cluster).nodes('all') : [redis];
+  const sent = () =>
+    connections.some((c) => (c as unknown as { commandQueue: { length: number } }).commandQueue.length > 0);
+  while (!sent()) await new Promise((resolve) => setImmediate(resolve));
 };
 
 describe('the Redis client answer deadline', () => {
@@ -44,7 +49,7 @@ describe('the Redis client answer deadline', () => {
     await redis.eval(ANSWER_AFTER_50_MS, 0);
     // Redis answers 50 ms after the command is written: while this process is stalled for a second.
     const answer = redis.eval(ANSWER_AFTER_50_MS, 0);
-    await written();
+    await written(redis);
     stall(1000);
     await expect(answer).resolves.toBe('answered');
   });
