@@ -20,6 +20,23 @@ import type { WebhookDirectory } from './stores';
 
 export const USER_AGENT = 'Sendline-Webhooks/1';
 
+/** The waits before a made call's outcome is written again (a Redis or Kafka reply lost or late): some 8 s in all. */
+export const RECORD_RETRY_DELAYS_MS = [250, 500, 1000, 2000, 4000];
+
+/**
+ * A call was made, and its outcome could not be written (Redis or Kafka away for RECORD_RETRY_DELAYS_MS): the call's
+ * lease expires, and the call is made again, with its Webhook-Id.
+ */
+export class OutcomeNotWritten extends Error {
+  constructor(
+    readonly callId: string,
+    cause: unknown,
+  ) {
+    super(`webhook call ${callId} was made, and its outcome could not be written: ${String(cause)}`, { cause });
+    this.name = 'OutcomeNotWritten';
+  }
+}
+
 /**
  * Disables a webhook whose calls all failed since `failingSince`, if the domain agrees (the application's
  * WebhooksService.disableFailing); resolves to whether it decided the disabling now.
@@ -43,6 +60,8 @@ export interface AttemptDependencies {
   disable?: DisableFailingWebhook;
   /** How long a copy killed mid-call holds the call's lease (renewed every third of it while the call runs): 10 s. */
   leaseTtlMs?: number;
+  /** A made call's outcome failed to be written, and is written again (logged by the app). */
+  onRecordRetry?: (callId: string, error: unknown) => void;
   now?: () => number;
 }
 
@@ -74,8 +93,9 @@ export function callHeaders(
  * Makes one attempt of a call and settles it: answered 2xx, it is logged and marked answered; failed, the next
  * attempt is appended (on its retry's topic, due after Postmark's delay) before this one counts as done, or, after
  * the last retry, the call is logged as given up. A call already answered (its record read again after a crash or a
- * rebalance) is not made again; a manual redelivery always is, once. A throw (Kafka or Redis out of reach) leaves
- * the attempt undone: the caller tries it again.
+ * rebalance) is not made again; a manual redelivery always is, once. A throw before the call (Kafka or Redis out of
+ * reach) leaves the attempt undone: the caller tries it again. After the call, its outcome's writes are tried again
+ * (untilWritten), not the call.
  */
 export class CallAttempts {
   private readonly now: () => number;
@@ -133,8 +153,13 @@ export class CallAttempts {
     try {
       attempt = await this.attempt(record, called);
     } catch (error) {
-      // Undone (Kafka or Redis away): given back, to be made again by whichever copy reads it next.
-      await claim?.release().catch(() => undefined);
+      if (error instanceof OutcomeNotWritten) {
+        // Made, its outcome unwritten: the lease is left to expire, then the call is made again (at least once).
+        claim?.expire();
+      } else {
+        // Not made (Kafka or Redis away before the call): given back, to be made by whichever copy reads it next.
+        await claim?.release().catch(() => undefined);
+      }
       throw error;
     }
     if (attempt.status === 'Delivered') {
@@ -204,6 +229,10 @@ export class CallAttempts {
       call.body,
     );
     called?.();
+    // From here the call is made: what follows writes its outcome, each write tried again until it is written, never
+    // the call made again (a blind retry is a second call).
+    const written = <T>(write: () => Promise<T>, landed?: () => Promise<boolean>) =>
+      this.untilWritten(call.callId, write, landed);
     const at = this.now();
     const outcome = {
       ...base,
@@ -217,11 +246,17 @@ export class CallAttempts {
     const ok = inbound ? result.status === 200 : result.ok;
     if (ok) {
       const delivered: WebhookDeliveryAttempt = { ...outcome, status: 'Delivered' };
-      await this.deps.log.record(organizationId, delivered, true, keep);
+      // An answered record whose reply was lost has marked its call answered: not logged twice.
+      await written(
+        () => this.deps.log.record(organizationId, delivered, true, keep),
+        async () => (await this.deps.log.answeredAmong([call.callId])).has(call.callId),
+      );
       return delivered;
     }
     // The inbound hook is never disabled: each message's call runs its own schedule.
-    const disabled = inbound ? false : await this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed');
+    const disabled = inbound
+      ? false
+      : await written(() => this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed'));
     const refused = inbound && result.status === 403;
     const next =
       call.manual || disabled || refused ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
@@ -231,13 +266,33 @@ export class CallAttempts {
         status: 'Failed',
         ...(disabled && { error: `${outcome.error}; given up: the webhook is disabled, every call failed since then` }),
       };
-      await this.deps.log.record(organizationId, failed, false, keep);
+      await written(() => this.deps.log.record(organizationId, failed, false, keep));
       return failed;
     }
-    await this.calls.handle(nextAttemptOf(record, next, at));
+    // Appended twice (a lost reply), the next attempt is made once: its claim finds it ended.
+    await written(() => this.calls.handle(nextAttemptOf(record, next, at)));
     const retrying: WebhookDeliveryAttempt = { ...outcome, status: 'Retrying', nextAttemptAt: next };
-    await this.deps.log.record(organizationId, retrying, false, keep);
+    await written(() => this.deps.log.record(organizationId, retrying, false, keep));
     return retrying;
+  }
+
+  /**
+   * A write of a made call's outcome, tried again after each failure (RECORD_RETRY_DELAYS_MS, some 8 s in all, within
+   * the call's lease, renewed meanwhile); `landed` says whether a write whose reply was lost took effect. Throws
+   * OutcomeNotWritten when Redis or Kafka stayed away that long.
+   */
+  private async untilWritten<T>(callId: string, write: () => Promise<T>, landed?: () => Promise<boolean>): Promise<T> {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await write();
+      } catch (error) {
+        const delay = RECORD_RETRY_DELAYS_MS[failures];
+        if (delay === undefined) throw new OutcomeNotWritten(callId, error);
+        this.deps.onRecordRetry?.(callId, error);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        if (landed && (await landed().catch(() => false))) return undefined as T;
+      }
+    }
   }
 
   /** The organization's inbound hook as a list of one (none before its settings were set). */

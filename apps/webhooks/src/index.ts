@@ -13,7 +13,14 @@
  *   (attempts.ts, the domain decides) and its organization's admins told (notices.ts).
  * - webhooks.ts composes them; config.ts, main.ts: the process.
  */
-export { CallAttempts, callHeaders, USER_AGENT, type DisableFailingWebhook } from './attempts';
+export {
+  CallAttempts,
+  callHeaders,
+  OutcomeNotWritten,
+  RECORD_RETRY_DELAYS_MS,
+  USER_AGENT,
+  type DisableFailingWebhook,
+} from './attempts';
 export { startCaller, type CallerOptions, type RunningCaller } from './caller';
 export { WEBHOOKS_NODE_FLAGS, webhooksConfigFromEnv, type WebhooksConfig } from './config';
 export { decideCalls } from './decide';

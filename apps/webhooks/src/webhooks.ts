@@ -99,6 +99,8 @@ export class Webhooks {
       secretKey: options.secretKey,
       retryDelaysMs: config.retryDelaysMs,
       disableAfterMs: config.disableAfterMs,
+      onRecordRetry: (callId, error) =>
+        log('warn', 'webhook call made, its outcome written again', { callId, error: String(error) }),
       ...(options.disable && { disable: options.disable }),
       ...(options.now && { now: options.now }),
     });
@@ -128,7 +130,7 @@ export class Webhooks {
       maxInFlight: config.maxInFlight,
       perEndpointQueue: config.perEndpointQueue,
       ...(options.now && { now: options.now }),
-      onError: (error) => log('error', 'webhook call', { error: String(error) }),
+      onError: (error, record) => log('error', 'webhook call', { callId: record?.data.callId, error: String(error) }),
     });
     const dispatcher = await startDispatcher({
       store,

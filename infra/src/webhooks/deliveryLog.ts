@@ -52,8 +52,10 @@ export interface ClaimedCall {
   settle(): Promise<void>;
   /** The attempt was answered, and its record written: the answer's mark replaced the lease, which is not renewed. */
   answered(): void;
-  /** Gives the attempt back (it threw before its outcome was recorded): it may be made again. */
+  /** Gives the attempt back (it threw before its call was made): it may be made again. */
   release(): Promise<void>;
+  /** Stops renewing the lease (the call was made, its outcome not written): it expires, then the call may be made again. */
+  expire(): void;
 }
 export const WEBHOOK_DELIVERY_LOG_LENGTH = 100;
 
@@ -196,6 +198,7 @@ export class WebhookDeliveryLog {
         await this.redis.eval(SETTLE, 1, key, lease, `settled:${attempt}`, String(ANSWERED_TTL_S));
       },
       answered: stopRenewing,
+      expire: stopRenewing,
       release: async () => {
         stopRenewing();
         await releaseLeases(this.redis, [key], lease);
