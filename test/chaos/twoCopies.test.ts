@@ -81,6 +81,8 @@ const apps = new Map<string, AppProcess>();
 const apiUrls = new Map<Copy, string>();
 
 const webhooksApp = (env: () => NodeJS.ProcessEnv) => new AppProcess('webhooks', 'apps/webhooks/src/main.ts', env);
+/** The webhooks copies' log lines about a call (`webhook call …`), as they came. */
+const webhookCallTrouble: { copy: string; at: number; line: string }[] = [];
 
 beforeAll(async () => {
   stack = await startPrivateStack({ name: 'chaos-two-copies', brokers: 3 });
@@ -143,6 +145,13 @@ beforeAll(async () => {
         }),
       ),
     );
+  }
+  // What the webhooks copies say of a call that failed or whose outcome was written again (with its call's id): it
+  // tells a call made twice why.
+  for (const copy of COPIES) {
+    apps.get(`webhooks-${copy}`)!.onLine((line) => {
+      if (line.includes('webhook call')) webhookCallTrouble.push({ copy, at: Date.now(), line: line.slice(0, 400) });
+    });
   }
   for (const app of apps.values()) app.start();
   for (const copy of COPIES) {
@@ -417,7 +426,8 @@ describe('two copies of every app, one of each killed mid-load', () => {
         const id = String(call.headers['webhook-id']);
         timesByCallId.set(id, [...(timesByCallId.get(id) ?? []), call.at]);
       }
-      const repeatedCalls = [...timesByCallId.values()].filter((times) => times.length > 1);
+      const repeatedCallIds = [...timesByCallId].filter(([, times]) => times.length > 1).map(([id]) => id);
+      const repeatedCalls = repeatedCallIds.map((id) => timesByCallId.get(id)!);
       // Made twice: expected only of a call the killed copy made just before the kill and had not recorded yet (its
       // lease then expires and the call is made again, with its Webhook-Id). A call made twice otherwise (two live
       // copies at a rebalance: the claim in WebhookDeliveryLog is there for it) is counted as unexplained.
@@ -514,6 +524,13 @@ describe('two copies of every app, one of each killed mid-load', () => {
           webhookCallsRepeated: repeatedCalls.length,
           webhookCallsRepeatedMsBeforeKill: repeatedCalls.map((times) => Math.round(killedAt - times[0]!)),
           webhookCallsRepeatedUnexplained: unexplainedRepeats.length,
+          webhookCallTroubleLines: webhookCallTrouble.length,
+          // What the copies said of each call made twice (its id in the line), ms from the kill.
+          webhookCallsRepeatedSaid: repeatedCallIds.flatMap((id) =>
+            webhookCallTrouble
+              .filter((said) => said.line.includes(id))
+              .map((said) => `${said.copy} ${Math.round(said.at - killedAt)} ms: ${said.line}`),
+          ),
           views: reports,
           allowanceUsed,
           acceptedInLog: inLog.size,
