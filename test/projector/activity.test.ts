@@ -747,6 +747,39 @@ describe('the activity store (ClickHouse)', () => {
       ]);
     });
 
+    it('details read while a bounce’s batch is half written (its event in, its state not yet) wait for the state', async () => {
+      const org = randomUUID();
+      const m = accepted(org, { to: [ann] });
+      const done = [m, sent(m), delivered(m, ann)];
+      for (const event of done) await write([event]);
+      // The writer inserts a batch's events, then the messages' state: here the state's insert is held 150 ms.
+      let held: Promise<void> | undefined;
+      const slow = new Proxy(client, {
+        get: (target, name, receiver) =>
+          name === 'insert'
+            ? async (params: Parameters<ClickHouseClient['insert']>[0]) => {
+                if (String(params.table).endsWith('.messages')) {
+                  held = new Promise((resolve) => setTimeout(resolve, 150));
+                  await held;
+                }
+                return target.insert(params);
+              }
+            : Reflect.get(target, name, receiver),
+      });
+      const halfWriting = new ClickHouseActivityWriter(slow, database, { maxDelayMs: 10 });
+      const dsn = returned(done, ann, RETURNED.hardBounce, later(m, 3_600_000), 'report-h');
+      const writing = halfWriting.write(dsn.map((event) => ({ event })));
+      // Once the bounce's event is in: the details show it, and the status it led to.
+      const eventIn = async () =>
+        (await reader.details(org, m.data.messageId))?.events.some((e) => e.type === 'Bounced') ?? false;
+      while (!held || !(await eventIn())) await new Promise((resolve) => setTimeout(resolve, 5));
+      const details = await reader.details(org, m.data.messageId);
+      expect(details!.events.map((e) => e.type)).toContain('Bounced');
+      expect(details!.status).toBe('Bounced');
+      await writing;
+      await halfWriting.close();
+    });
+
     it('a spam complaint, an automatic reply and a delay notice: events of their own, the status unmoved', async () => {
       const org = randomUUID();
       const m = accepted(org, { to: [ann] });

@@ -87,12 +87,17 @@ const callsOf = (key: string, recordType: string) =>
   );
 
 /** Waits until the message's recipient shows `type` among its events (the activity store, through the API). */
-const eventInDetails = (as: TestOrganization, messageId: string, type: string) =>
+/**
+ * The message's details once they hold an event of `type` (and, given, the status it leads to: the activity store
+ * writes a batch's events, then its messages' state, so under load the status may come a moment after its event).
+ */
+const eventInDetails = (as: TestOrganization, messageId: string, type: string, status?: string) =>
   eventually(
     async () => {
       const details = await detailsOf(as, messageId);
       const events = (details.body?.MessageEvents ?? []) as { Type: string; Details: Record<string, string> }[];
-      return events.some((event) => event.Type === type) ? details.body : undefined;
+      const shown = events.some((event) => event.Type === type) && (!status || details.body.Status === status);
+      return shown ? details.body : undefined;
     },
     60_000,
     `${type} in the details of ${messageId}`,
@@ -248,7 +253,7 @@ describe('a recipient whose server takes the message and bounces it later', () =
   }, 60_000);
 
   it('is Delivered, then Bounced by the DSN that came back to its return path', async () => {
-    const details = await eventInDetails(org, messageId, 'Bounced');
+    const details = await eventInDetails(org, messageId, 'Bounced', 'Bounced');
     const events = details.MessageEvents as { Type: string; Details: Record<string, string> }[];
     expect(events.map((event) => event.Type)).toEqual(['Accepted', 'Sent', 'Delivered', 'Bounced']);
     expect(events[2]!.Details.ReturnPath).toMatch(/^b\.[a-z2-7]{44}@/);

@@ -59,6 +59,11 @@ const SUMMARY_COLUMNS = [
  * writes UInt64 values as strings in JSON.
  */
 type ReadBack<K extends keyof MessageRow> = { [C in K]: C extends UInt64Column ? string : MessageRow[C] };
+/** The events (as message_events names them) that move a message's status, hence its state's `updated_at_ms`. */
+const STATE_EVENT_TYPES = new Set(['Sent', 'Delivered', 'HardBounced', 'SoftBounced', 'PolicyRejected']);
+/** How long a message's details wait for the state of a batch whose events were read (some 1.6 s in all). */
+const STATE_REREAD_WAITS_MS = [25, 50, 100, 200, 400, 800];
+
 type UInt64Column = 'received_at_ms' | 'updated_at_ms';
 
 type SummaryRecord = ReadBack<(typeof SUMMARY_COLUMNS)[number]> & { status: MessageListingStatus };
@@ -441,17 +446,29 @@ export class ClickHouseActivityReader implements ActivityReader {
       );
     let events = await readEvents();
     const day = events[0]?.day;
-    const [record] = await this.query<DetailsRecord>(
-      `SELECT ${[...SUMMARY_COLUMNS, ...DETAILS_COLUMNS].join(', ')} ` +
-        `FROM ${this.db}.messages FINAL WHERE ${day ? `day = ${sqlString(day)} AND ` : ''}` +
-        `organization_id = ${org} AND message_id = ${id} LIMIT 1`,
-      signal,
-    );
+    const readRecord = async () =>
+      (
+        await this.query<DetailsRecord>(
+          `SELECT ${[...SUMMARY_COLUMNS, ...DETAILS_COLUMNS].join(', ')} ` +
+            `FROM ${this.db}.messages FINAL WHERE ${day ? `day = ${sqlString(day)} AND ` : ''}` +
+            `organization_id = ${org} AND message_id = ${id} LIMIT 1`,
+          signal,
+        )
+      )[0];
+    let record = await readRecord();
     if (!record) return null;
-    // The writer stores a batch's events before the messages' new state. A state newer than the last event read
-    // means a batch landed between the two reads: read the events again, so the status and its events agree.
+    // The writer stores a batch's events before the messages' new state, so the status and its events agree once
+    // both are read past the same batch. A state newer than the last event read means a batch landed between the
+    // two reads: the events are read again. An event that moves the status (Delivered, a bounce) newer than the state
+    // means its batch's state is being written: the state is read again, for up to some 1.6 s.
     const lastEventAt = events.reduce((latest, event) => Math.max(latest, Number(event.occurred_at_ms)), 0);
     if (Number(record.updated_at_ms) > lastEventAt) events = await readEvents();
+    for (const wait of STATE_REREAD_WAITS_MS) {
+      const stateAt = Number(record.updated_at_ms);
+      if (!events.some((event) => STATE_EVENT_TYPES.has(event.type) && Number(event.occurred_at_ms) > stateAt)) break;
+      await new Promise((resolve) => setTimeout(resolve, wait));
+      record = (await readRecord()) ?? record;
+    }
     const summary = summaryOf(record);
     return {
       ...summary,
