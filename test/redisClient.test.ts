@@ -1,57 +1,91 @@
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Cluster } from 'ioredis';
-import { createRedis, isCluster, serviceAddresses, unavailableService, type Redis } from '@sendline/infra';
+import { createRedis, unavailableService, type Redis } from '@sendline/infra';
 
 /**
  * The Redis client's answer deadline (infra/src/redis/client.ts): a Redis that does not answer fails a command
  * after the deadline (the API answers 503 then), but a stall of our own process is not taken for one.
  */
-const addresses = serviceAddresses();
 const clients: Redis[] = [];
 afterAll(() => clients.forEach((client) => client.disconnect()));
 
-/** Keeps this process's event loop busy for `ms`, as a long GC pause or a starved CPU does. */
-function stall(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    // busy
-  }
-}
-
-/** A script that keeps Redis busy for 50 ms, then answers. */
-const ANSWER_AFTER_50_MS = `
-local function now() local t = redis.call('TIME') return t[1] * 1000000 + t[2] end
-local started = now()
-repeat until now() - started > 50000
-return 'answered'`;
-
-/**
- * Waits until the client has written a command to Redis and waits for its answer (the command is in a connection's
- * queue of commands sent), and no more: the answer is not read yet when the stall begins (Redis answers 50 ms after
- * the write). A condition, not a count of event-loop turns: a Redis Cluster's client picks the node first, and a
- * loaded machine took more turns than any count (the command was written after the stall, and timed out).
- */
+/** Waits until the client has written a command and waits for its answer (the command is in its queue of sent ones). */
 const written = async (redis: Redis) => {
-  const connections = isCluster(redis) ? (redis as unknown as Cluster).nodes('all') : [redis];
-  const sent = () =>
-    connections.some((c) => (c as unknown as { commandQueue: { length: number } }).commandQueue.length > 0);
+  const sent = () => (redis as unknown as { commandQueue: { length: number } }).commandQueue.length > 0;
   while (!sent()) await new Promise((resolve) => setImmediate(resolve));
 };
 
+/**
+ * A Redis-speaking server on its own thread (so it answers while this thread is stalled): it answers INFO (the
+ * client's ready check) and every other command at once, and raises `answered` once its answer to GET is written to
+ * the socket. This thread's stall then lasts until the answer is there and the deadline has passed: conditions, not
+ * times, so a loaded machine cannot make the answer come after the stall.
+ */
+async function answeringServer(): Promise<{ port: number; answered: Int32Array; close: () => Promise<number> }> {
+  const answered = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(
+    `
+    const { createServer } = require('node:net');
+    const { parentPort, workerData } = require('node:worker_threads');
+    const flag = workerData;
+    const server = createServer((socket) => {
+      let buffer = '';
+      socket.on('data', (data) => {
+        buffer += data.toString('latin1');
+        for (;;) {
+          // One RESP array of bulk strings: *<n>, then <n> times $<len> and the string.
+          const lines = buffer.split('\\r\\n');
+          if (!lines[0].startsWith('*')) return;
+          const n = Number(lines[0].slice(1));
+          if (lines.length < 1 + 2 * n + 1) return;
+          const words = [];
+          for (let i = 0; i < n; i++) words.push(lines[2 + 2 * i]);
+          buffer = lines.slice(1 + 2 * n).join('\\r\\n');
+          const name = words[0].toUpperCase();
+          if (name === 'INFO') {
+            const info = '# Server\\r\\nloading:0\\r\\n';
+            socket.write('$' + info.length + '\\r\\n' + info + '\\r\\n');
+          } else if (name === 'GET') {
+            socket.write('$8\\r\\nanswered\\r\\n', () => {
+              Atomics.store(flag, 0, 1);
+            });
+          } else {
+            socket.write('+OK\\r\\n');
+          }
+        }
+      });
+    });
+    server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+    `,
+    { eval: true, workerData: answered },
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  return { port, answered, close: () => worker.terminate() };
+}
+
 describe('the Redis client answer deadline', () => {
   it('reads an answer that arrived while this process was stalled past the deadline, instead of failing the command', async () => {
-    const redis = createRedis(addresses.redisUrl, { commandTimeoutMs: 300 });
-    clients.push(redis);
-    await redis.ping();
-    // Once before: a Redis Cluster's client connects to a node when a command first goes there.
-    await redis.eval(ANSWER_AFTER_50_MS, 0);
-    // Redis answers 50 ms after the command is written: while this process is stalled for a second.
-    const answer = redis.eval(ANSWER_AFTER_50_MS, 0);
-    await written(redis);
-    stall(1000);
-    await expect(answer).resolves.toBe('answered');
+    const server = await answeringServer();
+    try {
+      const redis = createRedis(`redis://127.0.0.1:${server.port}`, { commandTimeoutMs: 300 });
+      clients.push(redis);
+      await redis.ping();
+      const sentAt = Date.now();
+      const answer = redis.get('probe');
+      await written(redis);
+      // Stalled until the answer waits, unread, in the socket, and past the deadline: its timer is due first.
+      while (Atomics.load(server.answered, 0) === 0 || Date.now() - sentAt < 300 + 200) {
+        // busy, as a long GC pause or a starved CPU
+      }
+      await expect(answer).resolves.toBe('answered');
+    } finally {
+      await server.close();
+    }
   });
 
   it('fails a command that gets no answer within the deadline, as Redis being unavailable', async () => {
