@@ -2,30 +2,25 @@ import { randomUUID } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import { NO_ORGANIZATION } from '@sendline/domain';
 import {
-  ActivityQueries,
   createRedis,
   deadLetterTopicOf,
   EventStore,
   positionsKeyOf,
   prefixedTopicNames,
-  ReturnedMessages,
-  returnPathAddress,
-  returnPathDomainFromEnv,
   returnPathKey,
   secretKeyFromEnv,
   SuppressionView,
   topicConfigs,
   withAdmin,
   type Redis,
-  type StoredEvent,
 } from '@sendline/infra';
 import { startProjector, type RunningProjector } from '@sendline/projector';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accepted, delivered, freshActivityDatabase, sent } from '../projector/support';
+import { freshActivityDatabase } from '../projector/support';
 import { dataOf, EventTap } from '../sender/support';
 import { addresses, deleteTopicsAndDisconnect, uniqueName } from '../support/services';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
-import { dsnAbout } from './receiving';
+import { deliveredAnHourAgo } from './receiving';
 
 /**
  * Issue 33's kill test: the MX (apps/mx) and the returns reader (apps/returns), each its own process started from the
@@ -49,7 +44,6 @@ const topics = prefixedTopicNames(prefix);
 const returnsGroup = `${prefix}-returns-reader`;
 const secretKey = secretKeyFromEnv();
 const tokenKey = returnPathKey(secretKey);
-const returnPathDomain = returnPathDomainFromEnv();
 const organizationId = `chaos-returns-${randomUUID()}`;
 
 let store: EventStore;
@@ -270,30 +264,7 @@ beforeAll(async () => {
   });
 
   // COUNT messages delivered an hour ago, one recipient each, in the activity store.
-  const at = Date.now() - 3600_000;
-  const run = randomUUID().slice(0, 8);
-  bounces = Array.from({ length: COUNT }, (_, i) => {
-    const messageId = randomUUID();
-    const recipient = `r${i}-${run}@dest.example.net`;
-    const to = returnPathAddress(tokenKey, { messageId, recipientIndex: 0 }, returnPathDomain);
-    return { messageId, recipient, to, raw: dsnAbout(messageId, recipient, to) };
-  });
-  const events: StoredEvent[] = bounces.flatMap(({ messageId, recipient }, i) => {
-    const message = accepted(organizationId, { messageId, to: [recipient], at: at + i, subject: `Order ${i}` });
-    return [message, sent(message), delivered(message, recipient)];
-  });
-  for (let i = 0; i < events.length; i += 150) await store.append(events.slice(i, i + 150));
-  const returned = new ReturnedMessages(new ActivityQueries(activity.client, activity.database, { timeoutMs: 10_000 }));
-  await waitUntil(
-    async () => {
-      const states = await returned.states(bounces.map((bounce) => bounce.messageId));
-      return bounces.every(
-        ({ messageId, recipient }) => states.get(messageId)?.recipients.get(recipient)?.status === 'Delivered',
-      );
-    },
-    120_000,
-    `the ${COUNT} messages to show as delivered in the activity store`,
-  );
+  bounces = await deliveredAnHourAgo(COUNT, { store, organizationId, tokenKey, activity });
 }, 240_000);
 
 afterAll(async () => {

@@ -5,15 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_ORGANIZATION } from '@sendline/domain';
 import {
   AccountsView,
-  ActivityQueries,
   createRedis,
   DEFAULT_INBOUND_DOMAIN,
   EventStore,
   inboundHashOf,
   MemoryZone,
-  ReturnedMessages,
-  returnPathAddress,
-  returnPathDomainFromEnv,
   returnPathKey,
   secretKeyFromEnv,
   startDnsServer,
@@ -24,13 +20,13 @@ import {
 } from '@sendline/infra';
 import { startProjector, type RunningProjector } from '@sendline/projector';
 import { Webhooks, webhooksConfigFromEnv } from '@sendline/webhooks';
-import { accepted, delivered, freshActivityDatabase, sent } from '../projector/support';
+import { freshActivityDatabase } from '../projector/support';
 import { dataOf, EventTap } from '../sender/support';
 import { freePort } from '../support/ports';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
 import { Receiver } from '../webhooks/support';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
-import { dsnAbout, inboundOrganization } from './receiving';
+import { deliveredAnHourAgo, inboundOrganization } from './receiving';
 
 /**
  * Issue 38, part 1, the receiving side: two copies each of the MX (apps/mx), the returns reader (apps/returns) and the
@@ -63,7 +59,6 @@ const GROUPS = ['returns-reader', 'inbound-reader'];
 
 const secretKey = secretKeyFromEnv();
 const tokenKey = returnPathKey(secretKey);
-const returnPathDomain = returnPathDomainFromEnv();
 const organizationId = `chaos-copies-mail-${randomUUID()}`;
 const inboundHash = inboundHashOf(organizationId, secretKey);
 const inboundAddress = `${inboundHash}@${DEFAULT_INBOUND_DOMAIN}`;
@@ -276,12 +271,12 @@ beforeAll(async () => {
     setupMs[name] = Date.now() - since;
     since = Date.now();
   };
-  // Kafka (three brokers), its registry and Redis private; the activity store a database of its own on the shared
+  // Kafka (three brokers) and Redis private; the activity store a database of its own on the shared
   // ClickHouse (what the apps need of it is one database).
   stack = await startPrivateStack({
     name: 'chaos-two-copies-mail',
     brokers: 3,
-    services: ['kafka', 'registry', 'redis'],
+    services: ['kafka', 'redis'],
   });
   step('privateStack');
   store = new EventStore({
@@ -345,32 +340,14 @@ beforeAll(async () => {
   step('consumersJoined');
 
   // DSNS messages delivered an hour ago, one recipient each, in the activity store: what the DSNs are about.
-  const at = Date.now() - 3600_000;
+  // Sent interleaved: a DSN, an inbound mail, and so on.
   const run = randomUUID().slice(0, 8);
+  const returned = await deliveredAnHourAgo(DSNS, { store, organizationId, tokenKey, activity });
   for (let i = 0; i < Math.max(DSNS, INBOUND); i++) {
-    if (i < DSNS) {
-      const messageId = randomUUID();
-      const recipient = `r${i}-${run}@dest.example.net`;
-      const to = returnPathAddress(tokenKey, { messageId, recipientIndex: 0 }, returnPathDomain);
-      mails.push({ kind: 'dsn', id: messageId, messageId, recipient, to, raw: dsnAbout(messageId, recipient, to) });
-    }
+    const dsn = returned[i];
+    if (dsn) mails.push({ kind: 'dsn', id: dsn.messageId, ...dsn });
     if (i < INBOUND) mails.push({ kind: 'inbound', id: `copies ${run} ${i}` });
   }
-  const dsns = mails.flatMap((mail) => (mail.kind === 'dsn' ? [mail] : []));
-  const events: StoredEvent[] = dsns.flatMap(({ messageId, recipient }, i) => {
-    const message = accepted(organizationId, { messageId, to: [recipient], at: at + i, subject: `Order ${i}` });
-    return [message, sent(message), delivered(message, recipient)];
-  });
-  for (let i = 0; i < events.length; i += 150) await store.append(events.slice(i, i + 150));
-  const returned = new ReturnedMessages(new ActivityQueries(activity.client, activity.database, { timeoutMs: 10_000 }));
-  await waitUntil(
-    async () => {
-      const states = await returned.states(dsns.map((dsn) => dsn.messageId));
-      return dsns.every((dsn) => states.get(dsn.messageId)?.recipients.get(dsn.recipient)?.status === 'Delivered');
-    },
-    120_000,
-    `the ${DSNS} messages to show as delivered in the activity store`,
-  );
   step('seeded');
   for (const copy of COPIES) await waitForCopy(copy);
   step('appsStarted');

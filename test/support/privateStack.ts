@@ -5,7 +5,7 @@
  * `.local` (nothing is downloaded again).
  *
  * ```ts
- * const stack = await startPrivateStack({ name: 'kafka-broker', brokers: 3 }); // ~30 s: 3 brokers, registry, ClickHouse, Redis, provisioned
+ * const stack = await startPrivateStack({ name: 'kafka-broker', brokers: 3 }); // ~30 s: 3 brokers, ClickHouse, Redis, provisioned
  * stack.addresses;             // ServiceAddresses, e.g. connectApiDependencies(stack.addresses, …)
  * spawn(…, { env: { ...process.env, ...stack.env } }); // a child process (API, sender) on the private stack
  * await stack.kill('kafka-2');  // SIGKILL one broker (or 'kafka' for all, 'redis', 'clickhouse', 'registry')
@@ -16,9 +16,12 @@
  * await stack.stop();           // in afterAll: SIGKILL whatever is left and wipe the directory
  * ```
  *
- * `services` lists what runs privately (default all four); the others are the ones in the environment (the
- * shared services), e.g. `{ services: ['redis'] }` for a Redis fault on the shared Kafka. A private registry needs a
- * private Kafka (it stores its schemas there). With `brokers: 3` broker n is `kafka-n` and has node id n, so the
+ * `services` lists what runs privately (default Kafka, ClickHouse and Redis); the others are the ones in the
+ * environment (the shared services), e.g. `{ services: ['redis'] }` for a Redis fault on the shared Kafka. The schema
+ * registry is the shared one unless asked for (no fault test kills it): a registry's schemas are not tied to the
+ * Kafka the events go to, and each private registry was a Java process started, and its schemas registered, once
+ * per stack, which was a large part of the fault tests' CPU on two cores. A private registry needs a private Kafka
+ * (it stores its schemas there). With `brokers: 3` broker n is `kafka-n` and has node id n, so the
  * leader of a partition (kafkajs `fetchTopicMetadata`) is killed with `stack.kill(\`kafka-${leader}\`)`.
  * A stack left behind by a test that crashed is killed and wiped when a stack of the same name starts, and the
  * stack's processes are SIGKILLed when the test process exits.
@@ -40,7 +43,7 @@ export interface PrivateStackOptions {
   brokers?: 1 | 3;
   /** A Redis Cluster of three masters with one replica each (`infra up --redis-cluster`) instead of one Redis. */
   redisCluster?: boolean;
-  /** What runs privately (default all four); the rest is taken from the environment. */
+  /** What runs privately (default Kafka, ClickHouse and Redis); the rest is taken from the environment. */
   services?: PrivateService[];
 }
 
@@ -70,6 +73,8 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const SCRIPT = join(ROOT, 'infra/local/bin/infra');
 const SHARED_LOCAL = join(ROOT, '.local');
 const ALL: PrivateService[] = ['kafka', 'registry', 'clickhouse', 'redis'];
+/** What runs privately unless `services` says otherwise: all but the schema registry. */
+const DEFAULT_SERVICES: PrivateService[] = ['kafka', 'clickhouse', 'redis'];
 /**
  * Ports of one stack, from its base: brokers base, +2, +4 (controllers +1, +3, +5), registry +6, ClickHouse +7/+8,
  * Redis +9; a Redis Cluster's six nodes +10 … +15 and their cluster buses +16 … +21.
@@ -82,7 +87,7 @@ const run = promisify(execFile);
 export async function startPrivateStack(options: PrivateStackOptions): Promise<PrivateStack> {
   if (!/^[A-Za-z0-9_-]+$/.test(options.name))
     throw new Error(`a private stack's name is [A-Za-z0-9_-]+: ${options.name}`);
-  const services = new Set(options.services ?? ALL);
+  const services = new Set(options.services ?? DEFAULT_SERVICES);
   if (services.has('registry') && !services.has('kafka'))
     throw new Error('a private schema registry needs a private Kafka (it keeps its schemas there)');
   const brokers = options.brokers ?? 1;
