@@ -525,6 +525,9 @@ describe('two copies of every app, one of each killed mid-load', () => {
           webhookCallsRepeatedMsBeforeKill: repeatedCalls.map((times) => Math.round(killedAt - times[0]!)),
           webhookCallsRepeatedUnexplained: unexplainedRepeats.length,
           webhookCallTroubleLines: webhookCallTrouble.length,
+          webhookCallTroubleFirst: webhookCallTrouble
+            .slice(0, 5)
+            .map((said) => `${said.copy} ${Math.round(said.at - killedAt)} ms: ${said.line}`),
           // What the copies said of each call made twice (its id in the line), ms from the kill.
           webhookCallsRepeatedSaid: repeatedCallIds.flatMap((id) =>
             webhookCallTrouble
