@@ -46,7 +46,7 @@ import {
  * every app have done work (the partitions each holds and how far its group committed on them, the API answers each
  * copy gave), one copy of each app is SIGKILLed at once mid-load, then started again. Counted: nothing accepted lost
  * (every message delivered or bounced), nothing delivered twice outside the sender's guard window (docs/sender.md),
- * one Webhook-Id per event (calls made twice are counted: docs/scaling.md), every view
+ * one Webhook-Id per event and no call made twice that the kill does not explain (docs/scaling.md), every view
  * equal to a replay of its topics, and the allowance equal to the log.
  */
 
@@ -552,8 +552,13 @@ describe('two copies of every app, one of each killed mid-load', () => {
       expect(notAnswered).toEqual([]);
       expect(unexplained).toEqual([]);
       expect(unexpectedCalls).toEqual([]);
-      // Counted, not asserted: in one run of three (2026-11-29, load average 13 and more), copy a made 7 calls twice,
-      // both times after the kill, 6.5-7 s apart (the caller's retries are 200-800 ms here): not yet explained.
+      // A call made twice that the kill does not explain: two runs of four (2026-11-29, load average 13 and more) had
+      // 7 and 5, made by one live copy 6.5-7 s apart: an attempt whose outcome's write to Redis failed gave its lease
+      // back and was made again. A made call's outcome is now written again instead (CallAttempts.untilWritten).
+      expect(
+        unexplainedRepeats.map((times) => times.map((at) => Math.round(at - killedAt))),
+        `calls made twice, ms from the kill; what the webhooks copies said: ${JSON.stringify(webhookCallTrouble.slice(0, 20))}`,
+      ).toEqual([]);
       expect(Math.max(...callIdsPerEvent)).toBe(1);
       expect(calls.size).toBe(accepted.size);
       for (const view of views) expect(reports[view]!.equal, view).toBe(true);
