@@ -37,6 +37,14 @@ export class OutcomeNotWritten extends Error {
   }
 }
 
+/** How a made call's outcome is written again (CallAttempts.untilWritten). */
+interface WriteAgain {
+  /** Whether a write whose reply was lost took effect (then it is not made again). */
+  landed?: () => Promise<boolean>;
+  /** The waits before each new try (default RECORD_RETRY_DELAYS_MS; none: not tried again). */
+  delaysMs?: readonly number[];
+}
+
 /**
  * Disables a webhook whose calls all failed since `failingSince`, if the domain agrees (the application's
  * WebhooksService.disableFailing); resolves to whether it decided the disabling now.
@@ -231,8 +239,8 @@ export class CallAttempts {
     called?.();
     // From here the call is made: what follows writes its outcome, each write tried again until it is written, never
     // the call made again (a blind retry is a second call).
-    const written = <T>(write: () => Promise<T>, landed?: () => Promise<boolean>) =>
-      this.untilWritten(call.callId, write, landed);
+    const written = <T>(write: () => Promise<T>, options?: WriteAgain) =>
+      this.untilWritten(call.callId, write, options);
     const at = this.now();
     const outcome = {
       ...base,
@@ -247,16 +255,16 @@ export class CallAttempts {
     if (ok) {
       const delivered: WebhookDeliveryAttempt = { ...outcome, status: 'Delivered' };
       // An answered record whose reply was lost has marked its call answered: not logged twice.
-      await written(
-        () => this.deps.log.record(organizationId, delivered, true, keep),
-        async () => (await this.deps.log.answeredAmong([call.callId])).has(call.callId),
-      );
+      await written(() => this.deps.log.record(organizationId, delivered, true, keep), {
+        landed: async () => (await this.deps.log.answeredAmong([call.callId])).has(call.callId),
+      });
       return delivered;
     }
     // The inbound hook is never disabled: each message's call runs its own schedule.
+    // Not tried again: a disabling whose reply was lost may have told the admins already (its notice is mail).
     const disabled = inbound
       ? false
-      : await written(() => this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed'));
+      : await written(() => this.disableIfFailingLong(webhook, at, outcome.error ?? 'failed'), { delaysMs: [] });
     const refused = inbound && result.status === 403;
     const next =
       call.manual || disabled || refused ? undefined : nextAttemptAt(call.attempt, at, this.deps.retryDelaysMs);
@@ -277,20 +285,21 @@ export class CallAttempts {
   }
 
   /**
-   * A write of a made call's outcome, tried again after each failure (RECORD_RETRY_DELAYS_MS, some 8 s in all, within
-   * the call's lease, renewed meanwhile); `landed` says whether a write whose reply was lost took effect. Throws
-   * OutcomeNotWritten when Redis or Kafka stayed away that long.
+   * A write of a made call's outcome, tried again after each failure (by default RECORD_RETRY_DELAYS_MS, some 8 s in
+   * all, within the call's lease, renewed meanwhile), unless `landed` finds that a write whose reply was lost took
+   * effect. Throws OutcomeNotWritten once the tries are spent: the lease then expires and the call is made again.
    */
-  private async untilWritten<T>(callId: string, write: () => Promise<T>, landed?: () => Promise<boolean>): Promise<T> {
+  private async untilWritten<T>(callId: string, write: () => Promise<T>, options: WriteAgain = {}): Promise<T> {
+    const delays = options.delaysMs ?? RECORD_RETRY_DELAYS_MS;
     for (let failures = 0; ; failures++) {
       try {
         return await write();
       } catch (error) {
-        const delay = RECORD_RETRY_DELAYS_MS[failures];
+        const delay = delays[failures];
         if (delay === undefined) throw new OutcomeNotWritten(callId, error);
         this.deps.onRecordRetry?.(callId, error);
         await new Promise((resolve) => setTimeout(resolve, delay));
-        if (landed && (await landed().catch(() => false))) return undefined as T;
+        if (options.landed && (await options.landed().catch(() => false))) return undefined as T;
       }
     }
   }
