@@ -11,6 +11,7 @@ import {
   registerEventSchemas,
   serviceAddresses,
   topicConfigs,
+  withAdmin,
 } from '@sendline/infra';
 
 const addresses = serviceAddresses();
@@ -30,6 +31,9 @@ try {
     process.exit(1);
   }
   await store.ensureTopics(topics);
+  // Kafka creates the consumer groups' offsets topic on the first lookup of a group's coordinator: looked up here, so
+  // the first consumer started after (an app, a test) does not wait for it on a fresh broker.
+  await withAdmin(store.kafka, (admin) => admin.describeGroups(['sendline-provision']));
   const registered = await registerEventSchemas(store.codec, store.topics, {
     onRetry: (error, attempt, delayMs) =>
       console.log(
