@@ -61,8 +61,11 @@ const SUMMARY_COLUMNS = [
 type ReadBack<K extends keyof MessageRow> = { [C in K]: C extends UInt64Column ? string : MessageRow[C] };
 /** The events (as message_events names them) that move a message's status, hence its state's `updated_at_ms`. */
 const STATE_EVENT_TYPES = new Set(['Sent', 'Delivered', 'HardBounced', 'SoftBounced', 'PolicyRejected']);
-/** How long a message's details wait for the state of a batch whose events were read (some 1.6 s in all). */
-const STATE_REREAD_WAITS_MS = [25, 50, 100, 200, 400, 800];
+/**
+ * The waits before a message's state is read again while its batch's events are in and its state is not (some 0.8 s
+ * in all), within half the read's deadline: the rest is left for the queries, and the read never fails on the wait.
+ */
+const STATE_REREAD_WAITS_MS = [25, 50, 100, 200, 400];
 
 type UInt64Column = 'received_at_ms' | 'updated_at_ms';
 
@@ -434,6 +437,7 @@ export class ClickHouseActivityReader implements ActivityReader {
     const org = sqlString(organizationId);
     const id = sqlString(messageId);
     const signal = this.queries.deadline();
+    const waitsEndAt = Date.now() + this.queries.timeoutMs / 2;
     // message_events is ordered by (organization, message): its rows give the message's day, so
     // the message row is read from that day's partition only.
     const readEvents = () =>
@@ -460,14 +464,16 @@ export class ClickHouseActivityReader implements ActivityReader {
     // The writer stores a batch's events before the messages' new state, so the status and its events agree once
     // both are read past the same batch. A state newer than the last event read means a batch landed between the
     // two reads: the events are read again. An event that moves the status (Delivered, a bounce) newer than the state
-    // means its batch's state is being written: the state is read again, for up to some 1.6 s.
+    // means its batch's state is being written: the state is read again (STATE_REREAD_WAITS_MS); past that, or if a
+    // read again fails, the answer is what was read.
     const lastEventAt = events.reduce((latest, event) => Math.max(latest, Number(event.occurred_at_ms)), 0);
     if (Number(record.updated_at_ms) > lastEventAt) events = await readEvents();
     for (const wait of STATE_REREAD_WAITS_MS) {
       const stateAt = Number(record.updated_at_ms);
       if (!events.some((event) => STATE_EVENT_TYPES.has(event.type) && Number(event.occurred_at_ms) > stateAt)) break;
+      if (Date.now() + wait > waitsEndAt) break;
       await new Promise((resolve) => setTimeout(resolve, wait));
-      record = (await readRecord()) ?? record;
+      record = (await readRecord().catch(() => undefined)) ?? record;
     }
     const summary = summaryOf(record);
     return {
