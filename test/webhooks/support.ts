@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { withAdmin, type EventStore } from '@sendline/infra';
@@ -6,6 +7,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 /** A request a receiver got: its headers, its body (text and parsed), when. */
 export interface ReceivedCall {
   headers: IncomingHttpHeaders;
+  /** The caller's end of the connection (its port on 127.0.0.1): which process made the call (connectionOwner). */
+  remotePort: number;
   body: string;
   json: Record<string, any>;
   at: number;
@@ -39,7 +42,13 @@ export class Receiver {
         } catch {
           // recorded as it came
         }
-        const call: ReceivedCall = { headers: request.headers, body, json, at: Date.now() };
+        const call: ReceivedCall = {
+          headers: request.headers,
+          remotePort: request.socket.remotePort ?? 0,
+          body,
+          json,
+          at: Date.now(),
+        };
         const receiver = holder.receiver!;
         receiver.calls.push(call);
         const how = answer(call, receiver.calls);
@@ -91,4 +100,45 @@ export async function deleteTopicsUnder(store: EventStore, prefix: string): Prom
     const mine = (await admin.listTopics()).filter((topic) => topic.startsWith(prefix));
     if (mine.length > 0) await admin.deleteTopics({ topics: mine }).catch(() => undefined);
   });
+}
+
+/**
+ * The process among `pids` that holds the loopback TCP connection from `localPort` to `remotePort` (Linux: the
+ * socket's inode in /proc/net/tcp, then the process whose file descriptors name it); undefined when none does (the
+ * process is gone, or the connection closed). Reads the system's tables: for a few connections, not per request.
+ */
+export function connectionOwner(localPort: number, remotePort: number, pids: readonly number[]): number | undefined {
+  const hex = (port: number) => port.toString(16).toUpperCase().padStart(4, '0');
+  let inode: string | undefined;
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let rows: string[];
+    try {
+      rows = readFileSync(table, 'utf8').split('\n').slice(1);
+    } catch {
+      continue;
+    }
+    for (const row of rows) {
+      const fields = row.trim().split(/\s+/);
+      if (fields.length < 10) continue;
+      if (fields[1]!.endsWith(`:${hex(localPort)}`) && fields[2]!.endsWith(`:${hex(remotePort)}`)) inode = fields[9];
+    }
+    if (inode) break;
+  }
+  if (!inode || inode === '0') return undefined;
+  for (const pid of pids) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${fd}`) === `socket:[${inode}]`) return pid;
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  return undefined;
 }
