@@ -35,12 +35,10 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { AccountEvent } from '@sendline/domain';
 import {
   AccountsView,
   createRedis,
   DEFAULT_INBOUND_DOMAIN,
-  encryptSecret,
   EventStore,
   inboundCallIdOf,
   inboundHashOf,
@@ -56,6 +54,7 @@ import {
 } from '@sendline/infra';
 import { WEBHOOKS_NODE_FLAGS } from '@sendline/webhooks';
 import { benchTopics, cpuMs, machineCpu, ownCpuMs, peakRssMb, percentile, PROFILE_FLAGS, servicePids } from './support';
+import { inboundOrganization } from '../test/support/receiving';
 import { dataOf, SmtpClient } from './smtpClient';
 
 const [messagesArgument, rateArgument] = process.argv.slice(2);
@@ -119,7 +118,7 @@ async function main(): Promise<void> {
     await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
     const hookUrl = `http://127.0.0.1:${(hook.address() as AddressInfo).port}/inbound`;
     await store.ensureTopics(topicConfigs(topics));
-    await organization(hookUrl);
+    await inboundOrganization(accounts, { organizationId, name: 'Bench', inboundHash, hookUrl, secretKey });
 
     const common = { SENDLINE_DNS_SERVERS: dns.address, SENDLINE_INBOUND_DOMAIN: inboundDomain };
     const mx = await startChild('mx', 'apps/mx/src/main.ts', 'mx listening', {
@@ -218,36 +217,6 @@ async function main(): Promise<void> {
     await dns.close();
     await cleanUp();
   }
-}
-
-/** The run's organization: created, with its inbound address and hook, applied straight to the accounts view. */
-async function organization(hookUrl: string): Promise<void> {
-  const metadata = (n: number) => ({
-    eventId: `${organizationId}-${n}`,
-    organizationId,
-    occurredAt: Date.now(),
-    schemaVersion: 1,
-  });
-  const setup: AccountEvent[] = [
-    {
-      type: 'OrganizationCreated',
-      data: { organizationId, name: 'Bench', adminEmail: 'admin@bench.example' },
-      metadata: metadata(0),
-    },
-    {
-      type: 'ServerSettingsChanged',
-      data: {
-        inboundHash,
-        inboundHookUrl: hookUrl,
-        inboundDomain: '',
-        inboundSpamThreshold: 0,
-        rawEmailEnabled: false,
-        inboundHookSigningSecretSealed: encryptSecret(`whsec_${randomBytes(32).toString('base64')}`, secretKey),
-      },
-      metadata: metadata(1),
-    },
-  ];
-  await accounts.apply(setup);
 }
 
 const attachment = randomBytes(12 * 1024);

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addresses, deleteTopicsAndDisconnect, uniqueName } from '../support/services';
 import { deleteTopicsUnder, Receiver } from '../webhooks/support';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
-import { inboundOrganization } from './receiving';
+import { inboundOrganization } from '../support/receiving';
 
 /**
  * Issue 35's kill test: the MX (apps/mx) and the inbound reader (apps/inbound), each its own process started from the

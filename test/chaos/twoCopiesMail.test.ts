@@ -26,7 +26,8 @@ import { freePort } from '../support/ports';
 import { startPrivateStack, type PrivateStack } from '../support/privateStack';
 import { Receiver } from '../webhooks/support';
 import { AppProcess, appEnvironment, sleep, waitUntil } from './harness';
-import { deliveredAnHourAgo, inboundOrganization } from './receiving';
+import { inboundOrganization } from '../support/receiving';
+import { deliveredAnHourAgo } from './receiving';
 
 /**
  * Issue 38, part 1, the receiving side: two copies each of the MX (apps/mx), the returns reader (apps/returns) and the

@@ -18,7 +18,6 @@ import {
   ActivityQueries,
   createClickHouse,
   deadLetterTopicOf,
-  deliveryStatusNotification,
   encryptSecret,
   migrate,
   readReturnedMail,
@@ -41,6 +40,7 @@ import { startMailServer, startTestSender, testSenderConfig } from '../sender/su
 import { createTestOrganization, startTestApi, type TestApi, type TestOrganization } from '../support/api';
 import { call } from '../support/http';
 import { addresses, deleteTopicsAndDisconnect, eventually, freshEventStore, uniqueName } from '../support/services';
+import { dsnAbout } from '../support/receiving';
 import { deleteTopicsUnder, Receiver } from '../webhooks/support';
 
 const secretKey = secretKeyFromEnv();
@@ -113,24 +113,6 @@ async function sendToMx(to: string, raw: Buffer): Promise<string> {
   } finally {
     transport.close();
   }
-}
-
-/** A DSN as a remote server writes it, saying `recipient` does not exist, about our message `messageId`. */
-function dsnAbout(messageId: string, recipient: string, envelopeFrom: string): Buffer {
-  const original = Buffer.from(
-    `From: <orders@${org.domain}>\r\nTo: <${recipient}>\r\nSubject: Your receipt\r\n` +
-      `Message-ID: <${messageId}@${org.domain}>\r\n\r\nThanks.\r\n`,
-  );
-  return deliveryStatusNotification(
-    {
-      reportingMta: 'mx.dest.example.net',
-      messageId: `${randomUUID()}@mx.dest.example.net`,
-      boundary: 'b1',
-      date: new Date(),
-    },
-    { envelopeFrom, arrivalDate: new Date(), sourceIp: '127.0.0.1', raw: original },
-    [{ address: recipient, status: '5.1.1', diagnostic: `550 5.1.1 <${recipient}>: user unknown` }],
-  );
 }
 
 /** The envelope sender the sender gives recipient `index` of a message on the service's return-path domain. */
@@ -325,7 +307,7 @@ describe('what must change nothing', () => {
     const to = unique('ann');
     const messageId = await delivered(org, to);
     const forged = `b.${'a'.repeat(44)}@${senderConfigFromEnv({}).returnPathDomain}`;
-    expect(await sendToMx(forged, dsnAbout(messageId, to, forged))).toMatch(/^250 /);
+    expect(await sendToMx(forged, dsnAbout(messageId, to, forged, org.domain))).toMatch(/^250 /);
     await eventually(
       async () => (deadLetters.some((letter) => letter.error.includes('ForgedToken')) ? true : undefined),
       60_000,
@@ -363,7 +345,7 @@ describe('what must change nothing', () => {
       'both broken reports among the dead letters',
     );
     // The reader is still there: a good DSN about the same recipient is recorded after them.
-    expect(await sendToMx(address, dsnAbout(messageId, to, address))).toMatch(/^250 /);
+    expect(await sendToMx(address, dsnAbout(messageId, to, address, org.domain))).toMatch(/^250 /);
     await eventInDetails(org, messageId, 'Bounced');
     const details = await detailsOf(org, messageId);
     const bounced = details.body.MessageEvents.filter((event: { Type: string }) => event.Type === 'Bounced');
